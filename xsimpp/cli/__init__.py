@@ -1,0 +1,55 @@
+"""Command-line interface (thin: parse, call the library, print, write).
+
+Each subcommand lives in its own module exposing ``register(subparsers)``; its parser sets
+``func`` to a ``run(args) -> int``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import sys
+
+from .. import __version__
+from ..errors import XsimppError
+
+SUBCOMMANDS = ("eval", "score", "augment", "leaderboard", "encoders", "datasets")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="xsimpp", description="How good is this encoder at mining parallel text? (xsim, xsim++, ...)")
+    parser.add_argument("--version", action="version", version=f"xsimpp {__version__}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log details (cache hits, warnings)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in SUBCOMMANDS:
+        try:
+            module = importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as e:  # a subcommand whose module is not in this build
+            if e.name and e.name.endswith(f"cli.{name}"):
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, format="xsimpp: %(message)s")
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except XsimppError as e:
+        print(f"xsimpp: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("xsimpp: interrupted; cached embeddings and saved results are kept", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

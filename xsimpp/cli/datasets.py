@@ -1,0 +1,29 @@
+"""`xsimpp datasets`: known datasets, whether they are found here, and where to put them."""
+
+from __future__ import annotations
+
+from tabulate import tabulate
+
+from .common import add_data_dir_option
+
+
+def register(sub) -> None:
+    p = sub.add_parser("datasets", help="list datasets and whether they are available")
+    add_data_dir_option(p)
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..datasets import DATASETS
+    from ..paths import data_dirs
+
+    rows = []
+    for name, (cls, desc) in DATASETS.items():
+        for split in cls.splits:
+            ds = cls(split, data_dir=args.data_dir)
+            ok = ds.is_available()
+            aug = [d for d in ds.augmented_dirs() if d.is_dir() and any(d.glob(f"*_augmented.{split}"))] if ok else []
+            rows.append([name, split, "found" if ok else "missing", str(aug[0]) if aug else "-", desc])
+    print(tabulate(rows, headers=["dataset", "split", "status", "xsim++ augmented", "description"], tablefmt="simple"))
+    print("\ndata roots searched, in order: " + ", ".join(str(d) for d in data_dirs(args.data_dir)))
+    return 0

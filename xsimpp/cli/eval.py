@@ -1,0 +1,131 @@
+"""`xsimpp eval`: xsim / xsim++ of an encoder on FLORES-200, Tatoeba, the demo corpus or your files."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from tabulate import tabulate
+
+from .common import add_data_dir_option, add_scoring_options, errtype_table, progress_bar, xsim_table
+
+
+def register(sub) -> None:
+    p = sub.add_parser("eval", help="xsim / xsim++ error rates of an encoder",
+                       description="Encode (with cache) and score xsim, and xsim++ with --augmented.")
+    p.add_argument("--encoder", default="e5-small", help="registered encoder name (see `xsimpp encoders`)")
+    p.add_argument("--model", help="model name or local path for adapters that take one")
+    p.add_argument("--batch-size", type=int, help="encoder batch size")
+    p.add_argument("--dataset", default="flores200", help="flores200 (default), tatoeba, demo")
+    p.add_argument("--split", help="dataset split (flores200: dev or devtest; default devtest)")
+    p.add_argument("--langs", help="comma-separated source languages (kea,fur or kea_Latn,...)")
+    p.add_argument("--target", help="target language (default: English of the dataset)")
+    p.add_argument("--src-file", help="line-aligned source file (instead of --dataset)")
+    p.add_argument("--tgt-file", help="line-aligned target file (instead of --dataset)")
+    p.add_argument("--augmented", metavar="DIR|auto",
+                   help="xsim++: folder with <target>_augmented.<split> + errtype JSON, or 'auto'")
+    p.add_argument("--both-directions", action="store_true", help="also score target -> source")
+    p.add_argument("--nway", action="store_true", help="error matrix over every ordered pair of --langs")
+    add_scoring_options(p)
+    add_data_dir_option(p)
+    p.add_argument("--cache-dir", help="embedding cache folder (default: user cache)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    p.add_argument("--results-dir", help="results store folder (default: user data dir)")
+    p.add_argument("--no-save", action="store_true", help="print only; do not write results")
+    p.add_argument("--json", action="store_true", help="print the result records as JSON lines")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(func=run)
+
+
+def _encoder_options(args) -> dict:
+    opts = {}
+    if args.model:
+        opts["model"] = args.model
+    if args.batch_size:
+        opts["batch_size"] = args.batch_size
+    return opts
+
+
+def _bitexts(args, dataset):
+    from ..errors import BadInputError
+
+    if args.src_file or args.tgt_file:
+        if not (args.src_file and args.tgt_file):
+            raise BadInputError("--src-file and --tgt-file go together")
+        return [dataset.bitext()]
+    if not args.langs:
+        raise BadInputError("give --langs (e.g. --langs kea,fur) or --src-file/--tgt-file")
+    target = dataset.resolve(args.target or dataset.default_target)
+    langs = list(dict.fromkeys(dataset.resolve(c) for c in args.langs.split(",") if c.strip()))
+    if args.nway:
+        return [dataset.bitext(s, t) for s in langs for t in langs if s != t]
+    pairs = [dataset.bitext(lang, target) for lang in langs if lang != target]
+    if args.both_directions:
+        pairs += [dataset.bitext(target, lang) for lang in langs if lang != target]
+    if not pairs:
+        raise BadInputError(f"no language pair to score: every --langs entry is the target {target}")
+    return pairs
+
+
+def run(args) -> int:
+    from ..cache import EmbeddingCache
+    from ..datasets import ParallelFiles, get_dataset
+    from ..encoders import create_encoder
+    from ..evaluate import count_sentences, evaluate_bitexts, find_augmented
+    from ..results import ResultStore
+
+    if args.src_file or args.tgt_file:
+        dataset = ParallelFiles(args.src_file or "", args.tgt_file or "", split=args.split or "custom")
+    else:
+        dataset = get_dataset(args.dataset, args.split, args.data_dir)
+    bitexts = _bitexts(args, dataset)  # read and validate all data before loading a model
+    tgt_lang = bitexts[0].tgt_lang if not args.both_directions else bitexts[0].tgt_lang
+    augmented = find_augmented(args.augmented, dataset, tgt_lang) if args.augmented else None
+    encoder = create_encoder(args.encoder, **_encoder_options(args))
+    cache = None if args.no_cache or encoder.kind != "vector" else EmbeddingCache(encoder.id, encoder.fingerprint, args.cache_dir)
+    total = count_sentences(bitexts, augmented)
+    with progress_bar(total, f"encoding ({encoder.id})", enabled=not args.no_progress) as update:
+        report = evaluate_bitexts(encoder, bitexts, augmented=augmented, margin=args.margin, k=args.k, mode=args.mode,
+                                  cache=cache, progress=update)
+    if cache is not None:
+        cache.close()
+
+    if args.json:
+        for r in report.records:
+            print(json.dumps(r.to_json(), ensure_ascii=False, sort_keys=True))
+    elif args.nway:
+        _print_nway(report)
+    else:
+        _print_report(report, augmented is not None)
+    if not args.no_save:
+        store = ResultStore(args.results_dir)
+        store.put_many(report.records)
+    if not args.json:
+        print(f"\nsignature: {report.records[0].signature.format()}" + (" (first pair; --json shows all)" if len(report.records) > 1 else ""))
+        print(f"sentences encoded: {report.n_encoded}, reused from cache: {report.n_cached}"
+              + ("" if args.no_save else f"; results in {ResultStore(args.results_dir).root}"))
+    return 0
+
+
+def _print_report(report, with_pp: bool) -> None:
+    rows = [(f"{p.src_lang}-{p.tgt_lang}", p.xsim.error_rate, p.xsim.n,
+             p.xsimpp.error_rate if p.xsimpp is not None else None) for p in report.pairs]
+    avg = report.average("xsim")
+    avg_pp = report.average("xsim++").error_rate if with_pp else None
+    print(xsim_table(report.dataset, rows, (avg.error_rate, avg.n, avg_pp), with_pp))
+    if with_pp:
+        per_pair = {f"{p.src_lang}-{p.tgt_lang}": p.xsimpp.error_types for p in report.pairs if p.xsimpp is not None}
+        tgt = report.pairs[0].tgt_lang
+        print(f"\nAbsolute error under augmented transformations for: {tgt}")
+        print(errtype_table(per_pair))
+
+
+def _print_nway(report) -> None:
+    langs = list(dict.fromkeys([p.src_lang for p in report.pairs] + [p.tgt_lang for p in report.pairs]))
+    cell = {(p.src_lang, p.tgt_lang): p.xsim.error_rate for p in report.pairs}
+    body = [[s] + [("-" if s == t else f"{cell[(s, t)]:.2f}") for t in langs] for s in langs]
+    col_avg = [sum(cell[(s, t)] for s in langs if s != t) / (len(langs) - 1) for t in langs]
+    body.append(["avg"] + [f"{v:.2f}" for v in col_avg])
+    print(tabulate(body, headers=["src \\ tgt"] + langs, tablefmt="grid", disable_numparse=True))
+    print(f"Global average: {sum(col_avg) / len(col_avg):.2f}")

