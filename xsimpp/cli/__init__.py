@@ -14,7 +14,8 @@ import sys
 from .. import __version__
 from ..errors import XsimppError
 
-SUBCOMMANDS = ("eval", "score", "augment", "leaderboard", "encoders", "datasets")
+SUBCOMMANDS = ("eval", "score", "tatoeba", "bucc", "augment", "rank", "leaderboard", "plot", "train", "encoders",
+               "datasets")
 
 
 def build_parser() -> argparse.ArgumentParser:
