@@ -148,7 +148,7 @@ def encode_cached(
     for start in range(0, len(todo_items), chunk_size):
         chunk = todo_items[start : start + chunk_size]
         texts = [s for _, s in chunk]
-        vecs = np.asarray(encoder.encode(texts, lang=lang), dtype=np.float32)
+        vecs = np.asarray(encoder.encode(texts, lang=lang, progress=progress), dtype=np.float32)
         if vecs.shape[0] != len(texts):
             raise BadInputError(f"encoder {encoder.id} returned {vecs.shape[0]} vectors for {len(texts)} sentences")
         check_vectors(vecs, texts, encoder.id)
@@ -157,9 +157,9 @@ def encode_cached(
             cache.put_many(new)
         have.update(new)
         if progress:
-            # One sentence may stand for several duplicate lines: count lines, not unique texts.
+            # The encoder reported unique texts; add the duplicate lines they stand for.
             done = {k for k, _ in chunk}
-            progress(sum(1 for k in keys if k in done))
+            progress(sum(1 for k in keys if k in done) - len(chunk))
     if not keys:
         return np.empty((0, 0), dtype=np.float32), 0
     dims = {have[k].shape[0] for k in set(keys)}
