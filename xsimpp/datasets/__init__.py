@@ -9,11 +9,13 @@ from .demo import Demo
 from .flores import Flores200, flores_file
 from .languages import FLORES200_CODES, resolve_language, resolve_languages
 from .tatoeba import ParallelFiles, TatoebaV1
+from .tatoeba_challenge import TatoebaChallenge
 
 # name -> (class, one-line description). `xsimpp datasets` prints these.
 DATASETS = {
     "flores200": (Flores200, "FLORES-200: 204 languages, multi-way parallel; splits dev (997), devtest (1012)"),
     "tatoeba": (TatoebaV1, "Tatoeba v1 (LASER layout): 112 languages paired with English, <=1000 pairs each"),
+    "tatoeba-challenge": (TatoebaChallenge, "Tatoeba Translation Challenge test sets: pairs with English, variant labels"),
     "demo": (Demo, "Embedded demo corpus: eng/deu/fra/spa, 120 lines, with hand-written xsim++ negatives"),
 }
 
@@ -27,6 +29,6 @@ def get_dataset(name: str, split: str | None = None, data_dir=None):
 
 __all__ = [
     "AugmentedTargets", "Bitext", "DATASETS", "Demo", "FLORES200_CODES", "Flores200", "ParallelFiles",
-    "TatoebaV1", "flores_file", "get_dataset", "load_augmented", "resolve_language", "resolve_languages",
+    "TatoebaChallenge", "TatoebaV1", "flores_file", "get_dataset", "load_augmented", "resolve_language", "resolve_languages",
     "text_checksum",
 ]

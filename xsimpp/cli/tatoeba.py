@@ -1,0 +1,126 @@
+"""`xsimpp tatoeba`: retrieval accuracy xx->eng and eng->xx on Tatoeba (LASER v1 or the Challenge)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from tabulate import tabulate
+
+from ..scoring.knn import MARGINS
+from .common import add_data_dir_option, progress_bar
+
+
+def register(sub) -> None:
+    p = sub.add_parser("tatoeba", help="Tatoeba retrieval accuracy, both directions, text and index mode",
+                       description="Cosine (or --margin) nearest-neighbour accuracy xx->eng and eng->xx and their "
+                                   "mean, in text mode (a duplicate of the gold sentence counts as correct) and "
+                                   "index mode. Averages over languages are macro (XTREME).")
+    p.add_argument("--encoder", default="e5-small", help="registered encoder name (see `xsimpp encoders`)")
+    p.add_argument("--model", help="model name or local path for adapters that take one")
+    p.add_argument("--batch-size", type=int, help="encoder batch size")
+    p.add_argument("--source", choices=("v1", "challenge"), default="v1",
+                   help="LASER Tatoeba v1 (default) or the Tatoeba Translation Challenge test sets")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--langs", help="comma-separated languages (deu,fra or de,fr)")
+    which.add_argument("--set", choices=("tatoeba36", "all"),
+                       help="tatoeba36: the 36 XTREME languages (Hu et al. 2020); all: every language of --source")
+    p.add_argument("--margin", choices=MARGINS, default="absolute",
+                   help="absolute = cosine nearest neighbour (default, as XTREME/LASER); ratio/distance = margin")
+    p.add_argument("--k", type=int, default=4, help="neighbours for the margin averages (default: 4)")
+    p.add_argument("--limit", type=int, help="use only the first N lines of each language (quick looks)")
+    p.add_argument("--dump", metavar="FILE", help="write every retrieval error (.jsonl for JSON lines, else TSV)")
+    add_data_dir_option(p)
+    p.add_argument("--cache-dir", help="embedding cache folder (default: user cache)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    p.add_argument("--results-dir", help="results store folder (default: user data dir)")
+    p.add_argument("--no-save", action="store_true", help="print only; do not write results")
+    p.add_argument("--json", action="store_true", help="print the result records as JSON lines")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(func=run)
+
+
+def _dataset(args):
+    from ..datasets.tatoeba import TatoebaV1
+    from ..datasets.tatoeba_challenge import TatoebaChallenge
+
+    return (TatoebaV1 if args.source == "v1" else TatoebaChallenge)("test", data_dir=args.data_dir)
+
+
+def load_bitexts(args) -> list:
+    from ..errors import BadInputError
+    from ..mining_eval import tatoeba_set
+
+    ds = _dataset(args)
+    if args.set:
+        langs = tatoeba_set(args.set, args.source, ds.languages())
+    else:
+        langs = list(dict.fromkeys(ds.resolve(c) for c in args.langs.split(",") if c.strip()))
+    langs = [c for c in langs if c != "eng"]
+    if not langs:
+        raise BadInputError("no language to evaluate (English is the pivot of every Tatoeba pair)")
+    if args.limit is not None and args.limit < 1:
+        raise BadInputError(f"--limit must be a positive number of lines, got {args.limit}")
+    out = []
+    for lang in langs:
+        bt = ds.bitext(lang, "eng")
+        if args.limit and len(bt) > args.limit:
+            bt = dataclasses.replace(bt, src=bt.src[: args.limit], tgt=bt.tgt[: args.limit])
+        out.append(bt)
+    return out
+
+
+def run(args) -> int:
+    from ..cache import EmbeddingCache
+    from ..encoders import create_encoder
+    from ..mining_eval import DUMP_FIELDS, evaluate_tatoeba, tatoeba_error_rows, write_rows
+    from ..results import ResultStore
+
+    bitexts = load_bitexts(args)  # read and validate every file before loading a model
+    opts = {k: v for k, v in (("model", args.model), ("batch_size", args.batch_size)) if v}
+    encoder = create_encoder(args.encoder, **opts)
+    cache = None if args.no_cache or encoder.kind != "vector" else EmbeddingCache(encoder.id, encoder.fingerprint,
+                                                                                   args.cache_dir)
+    total = sum(2 * len(bt) for bt in bitexts)
+    try:
+        with progress_bar(total, f"encoding ({encoder.id})", enabled=not args.no_progress) as update:
+            report = evaluate_tatoeba(encoder, bitexts, margin=args.margin, k=args.k, cache=cache, progress=update)
+    finally:
+        if cache is not None:
+            cache.close()
+
+    if args.json:
+        for r in report.records:
+            print(json.dumps(r.to_json(), ensure_ascii=False, sort_keys=True))
+    else:
+        print(render(report))
+    if args.dump:
+        rows = tatoeba_error_rows(report)
+        fmt = write_rows(args.dump, rows, DUMP_FIELDS)
+        if not args.json:
+            print(f"\n{len(rows)} index-mode errors written to {args.dump} ({fmt}; text_correct marks duplicates)")
+    if not args.no_save:
+        ResultStore(args.results_dir).put_many(report.records)
+    if not args.json:
+        print(f"\nsignature: {report.records[0].signature.format()} (first record; --json shows all)")
+        print(f"sentences encoded: {report.n_encoded}, reused from cache: {report.n_cached}"
+              + ("" if args.no_save else f"; results in {ResultStore(args.results_dir).root}"))
+    return 0
+
+
+def render(report) -> str:
+    how = "cosine" if report.margin == "absolute" else f"{report.margin} margin, k={report.k}"
+    headers = ["lang", "xx->eng (text)", "eng->xx (text)", "mean (text)", "xx->eng (index)", "eng->xx (index)",
+               "mean (index)", "n"]
+    body = []
+    for tl in report.langs:
+        r = tl.result
+        body.append([tl.lang] + [f"{v:.2f}" for v in (r.fwd.accuracy("text"), r.bwd.accuracy("text"), r.mean("text"),
+                                                     r.fwd.accuracy("index"), r.bwd.accuracy("index"),
+                                                     r.mean("index"))] + [r.fwd.n])
+    if len(report.langs) > 1:
+        body.append(["average"] + [f"{report.average(d, m):.2f}" for m in ("text", "index")
+                                   for d in ("fwd", "bwd", "mean")] + [sum(tl.result.fwd.n for tl in report.langs)])
+    table = tabulate(body, headers=headers, tablefmt="psql", disable_numparse=True)
+    return (f"{report.dataset} accuracy % ({how}); text: a duplicate of the gold sentence counts as correct; "
+            f"index: only the gold line does; average = macro over languages\n{table}")
