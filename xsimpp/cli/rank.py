@@ -36,7 +36,7 @@ def register(sub) -> None:
     p.add_argument("--higher-better", action="append", default=[], metavar="COLUMN",
                    help="this proxy is better when higher")
     p.add_argument("--compare", action="append", metavar="A,B",
-                   help="PERM-BOTH test 'A better than B' (one-sided; repeatable; default: every pair, two-sided)")
+                   help="PERM-BOTH test 'A better than B' (one-sided; repeatable; default: the first proxy against each other, two-sided)")
     p.add_argument("--tokenize", help="sacrebleu tokenizer when computing BLEU from hyp/ref (default: 13a)")
     p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and permutations (default: 0)")
     p.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default: 1000)")
