@@ -173,3 +173,179 @@ def write_rows(path: str | Path, rows: Sequence[dict], fields: Sequence[str]) ->
 
 def subset_checksum(*parts: str) -> str:
     return hashlib.sha256("\x1f".join(parts).encode()).hexdigest()
+
+
+# ----------------------------------------------------------------------------------------------
+# BUCC 2018
+
+
+@dataclass
+class MinedSplit:
+    """Candidates of one split in line space (after the filters), with their gold flags."""
+
+    data: "BuccSplit"
+    cands: "Candidates"
+    is_gold: np.ndarray
+    n_gold: int
+    n_mined: int  # candidates before the filters
+    dropped: dict[str, int] = field(default_factory=dict)
+    n_unique: tuple[int, int] = (0, 0)
+
+
+@dataclass
+class BuccReport:
+    pair: str
+    encoder_id: str
+    apply_split: str
+    tune_split: str | None
+    method: str  # "best-f1", "keep-fraction"
+    optimistic: bool
+    result: "PRF"  # on the apply split at the chosen threshold
+    tuned: "PRF | None"  # on the tune split at its optimum (best-f1 only)
+    cv: "CrossValidation | None"
+    mined: dict[str, MinedSplit]
+    params: dict
+    records: list[ResultRecord] = field(default_factory=list)
+    n_encoded: int = 0
+    n_cached: int = 0
+
+
+def mine_split(encoder: Encoder, data, *, margin: str, k: int, digits: bool, max_edit_similarity: float | None,
+               embed: Embedder | None) -> MinedSplit:
+    """Mine one split. Policy for duplicate sentences: mine over the distinct texts of each side
+    (each is encoded once and occupies one place in every neighbourhood, as LASER's ``--unify``),
+    then give every line that carries a mined text the text pair's score. LASER drops sentences
+    that occur more than once, losing their gold pairs; this keeps them all."""
+    from .scoring.bucc import digit_filter, edit_filter, expand_duplicates, gold_mask, mine_candidates, unique_texts
+
+    u_src, inv_src = unique_texts(data.src)
+    u_tgt, inv_tgt = unique_texts(data.tgt)
+    if embed is not None:
+        x = embed(u_src, data.src_lang)
+        y = embed(u_tgt, data.tgt_lang)
+        cands = mine_candidates(x, y, margin=margin, k=k)
+    else:
+        sim = encoder.similarity(u_src, u_tgt, src_lang=data.src_lang, tgt_lang=data.tgt_lang)
+        cands = mine_candidates(similarity=sim, margin=margin, k=k)
+    cands = expand_duplicates(cands, inv_src, inv_tgt)
+    n_mined = len(cands)
+    dropped: dict[str, int] = {}
+    if digits:
+        keep = digit_filter(data.src, data.tgt, cands)
+        dropped["digits"] = int((~keep).sum())
+        cands = cands.take(keep)
+    if max_edit_similarity is not None:
+        keep = edit_filter(data.src, data.tgt, cands, max_edit_similarity)
+        dropped["edit"] = int((~keep).sum())
+        cands = cands.take(keep)
+    if data.gold is not None:
+        gs, gt = data.gold_indices()
+        is_gold, n_gold = gold_mask(cands, gs, gt), len(gs)
+    else:
+        is_gold, n_gold = np.zeros(len(cands), dtype=bool), 0
+    return MinedSplit(data, cands, is_gold, n_gold, n_mined, dropped, (len(u_src), len(u_tgt)))
+
+
+def evaluate_bucc(
+    encoder: Encoder,
+    apply,
+    tune=None,
+    *,
+    margin: str = "ratio",
+    k: int = 4,
+    keep_fraction: float | None = None,
+    digits: bool = False,
+    max_edit_similarity: float | None = None,
+    cv: int | None = None,
+    seed: int = 0,
+    cache: EmbeddingCache | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> BuccReport:
+    """BUCC F1 on ``apply`` with a threshold tuned on ``tune`` (best F1 on its gold) or set by a
+    prior proportion (``keep_fraction`` of the source sentences; no gold needed to choose it).
+
+    When ``tune`` is the ``apply`` split itself the F1 is optimistic (the threshold saw the test
+    gold); ``cv`` folds give the honest single-split figure beside it.
+    """
+    from .scoring.bucc import cross_validate, evaluate_threshold, keep_fraction_threshold, tune_threshold
+
+    if apply.gold is None:
+        raise BadInputError(f"BUCC {apply.pair} {apply.split} has no gold file, so it cannot be scored")
+    if keep_fraction is None and tune is None:
+        raise BadInputError("choose how to set the threshold: a tune split with gold, or a keep fraction")
+    embed = Embedder(encoder, cache, progress) if encoder.kind == "vector" else None
+    opts = dict(margin=margin, k=k, digits=digits, max_edit_similarity=max_edit_similarity, embed=embed)
+    mined = {apply.split: mine_split(encoder, apply, **opts)}
+    a = mined[apply.split]
+    optimistic = False
+    tuned = None
+    if keep_fraction is not None:
+        method = "keep-fraction"
+        threshold = keep_fraction_threshold(a.cands.score, keep_fraction, len(apply.src))
+        tune_name = None
+    else:
+        if tune.gold is None:
+            raise BadInputError(f"BUCC {tune.pair} {tune.split} has no gold file, so no threshold can be tuned on it")
+        same = tune.split == apply.split and tune.checksum == apply.checksum
+        t = a if same else mine_split(encoder, tune, **opts)
+        mined[tune.split] = t
+        tuned = tune_threshold(t.cands.score, t.is_gold, t.n_gold)
+        threshold, method, optimistic, tune_name = tuned.threshold, "best-f1", same, tune.split
+    result = evaluate_threshold(a.cands.score, a.is_gold, a.n_gold, threshold)
+    cvres = None
+    if cv:
+        gs, _ = apply.gold_indices()
+        cvres = cross_validate(a.cands, a.is_gold, gs, len(apply.src), folds=cv, seed=seed)
+
+    k_used = a.cands.k_fwd if margin != "absolute" else 1
+    filters = "+".join((["digits"] if digits else []) + ([f"edit<{max_edit_similarity:g}"] if max_edit_similarity
+                                                          is not None else [])) or "none"
+    params = {"margin": margin, "k": k_used, "filters": filters}
+    if apply.subset:
+        params["subset"] = apply.subset
+    report = BuccReport(apply.pair, encoder.id, apply.split, tune_name, method, optimistic, result, tuned, cvres,
+                        mined, params)
+    thr = f"keep-fraction={keep_fraction:g}" if keep_fraction is not None else f"best-f1@{tune_name}"
+    report.records.append(_bucc_record(encoder, apply, result, {**params, "threshold": thr}, a, optimistic))
+    if cvres is not None:
+        rec = _bucc_record(encoder, apply, cvres.pooled, {**params, "threshold": f"cv{cv}-seed{seed}"}, a, False)
+        rec.extra["fold_thresholds"] = [round(v, 6) for v in cvres.thresholds]
+        report.records.append(rec)
+    if embed is not None:
+        report.n_encoded = embed.n_encoded
+        report.n_cached = embed.n_requested - embed.n_encoded
+    return report
+
+
+def _bucc_record(encoder: Encoder, data, prf, params: dict, mined: MinedSplit, optimistic: bool) -> ResultRecord:
+    sig = Signature(encoder.id, encoder.revision, encoder.fingerprint, "bucc2018", data.split, data.checksum,
+                    "bucc_f1", params)
+    extra = {"precision": 100 * prf.precision, "recall": 100 * prf.recall, "threshold": prf.threshold,
+             "n_extracted": prf.n_extracted, "n_correct": prf.n_correct, "n_gold": prf.n_gold,
+             "n_candidates": len(mined.cands), "dropped_by_filters": dict(mined.dropped), "unit": "F1 %"}
+    if optimistic:
+        extra["optimistic"] = "threshold tuned on the gold of the split it is applied to"
+    return ResultRecord("bucc_f1", 100 * prf.f1, prf.n_gold, data.src_lang, data.tgt_lang, sig,
+                        errors=prf.n_extracted - prf.n_correct + prf.n_gold - prf.n_correct, extra=extra)
+
+
+BUCC_DUMP_FIELDS = ("status", "src_id", "tgt_id", "score", "src", "tgt")
+
+
+def bucc_rows(report: BuccReport) -> list[dict]:
+    """Extracted pairs (TP, FP) and missed gold pairs (FN) on the apply split; a missed pair's score
+    is its candidate score when it was mined but fell below the threshold, else empty."""
+    m = report.mined[report.apply_split]
+    d = m.data
+    keep = m.cands.score >= report.result.threshold
+    rows = []
+    for s, t, v, g, kept in zip(m.cands.src, m.cands.tgt, m.cands.score, m.is_gold, keep):
+        if kept or g:
+            rows.append({"status": ("TP" if g else "FP") if kept else "FN", "src_id": d.src_ids[s], "tgt_id": d.tgt_ids[t],
+                         "score": round(float(v), 6), "src": d.src[s], "tgt": d.tgt[t]})
+    found = {(r["src_id"], r["tgt_id"]) for r in rows if r["status"] in ("TP", "FN")}
+    src_text, tgt_text = dict(zip(d.src_ids, d.src)), dict(zip(d.tgt_ids, d.tgt))
+    for a, b in d.gold or ():
+        if (a, b) not in found:
+            rows.append({"status": "FN", "src_id": a, "tgt_id": b, "score": "", "src": src_text[a], "tgt": tgt_text[b]})
+    return rows

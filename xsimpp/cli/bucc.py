@@ -1,0 +1,148 @@
+"""`xsimpp bucc`: BUCC 2018 mining F1 with a threshold tuned on one split and applied to another."""
+
+from __future__ import annotations
+
+import json
+
+from tabulate import tabulate
+
+from ..scoring.knn import MARGINS
+from .common import add_data_dir_option, progress_bar
+
+
+def register(sub) -> None:
+    p = sub.add_parser("bucc", help="BUCC 2018 bitext mining precision / recall / F1",
+                       description="Margin kNN both ways; candidates = forward best per source ∪ backward best per "
+                                   "target (max score per pair); threshold = best F1 on the --tune split's gold, "
+                                   "applied unchanged to --apply (or set by --keep-fraction).")
+    p.add_argument("--encoder", default="e5-small", help="registered encoder name (see `xsimpp encoders`)")
+    p.add_argument("--model", help="model name or local path for adapters that take one")
+    p.add_argument("--batch-size", type=int, help="encoder batch size")
+    p.add_argument("--pair", default="zh-en", help="language pair as in the file names, source first (default zh-en)")
+    p.add_argument("--tune", default="sample", help="split whose gold sets the threshold (default: sample)")
+    p.add_argument("--apply", help="split the threshold is applied to (default: test when present, else --tune)")
+    p.add_argument("--margin", choices=MARGINS, default="ratio", help="margin scoring (default: ratio, as LASER)")
+    p.add_argument("--k", type=int, default=4, help="neighbours for the margin (default 4; clipped to set sizes)")
+    p.add_argument("--keep-fraction", type=float, metavar="F",
+                   help="threshold by prior proportion (Keung et al. 2020): extract the best F x #source sentences")
+    p.add_argument("--digit-filter", action="store_true", help="keep pairs whose digit sequences match as sets")
+    p.add_argument("--edit-filter", nargs="?", type=float, const=0.5, metavar="MAX_SIM",
+                   help="drop near-copies: pairs with Levenshtein similarity >= MAX_SIM (default 0.5)")
+    p.add_argument("--keung", action="store_true", help="both Keung et al. filters (= --digit-filter --edit-filter)")
+    p.add_argument("--cv", type=int, metavar="FOLDS", help="also report FOLDS-fold cross-validated thresholds")
+    p.add_argument("--seed", type=int, default=0, help="seed for --cv folds and --sample (default 0)")
+    p.add_argument("--sample", metavar="NSRCxNTGT",
+                   help="score a subset: every gold-pair sentence + seeded random others, e.g. 1000x1500")
+    p.add_argument("--head", type=int, metavar="N", help="use only the first N lines of each side (quick looks)")
+    p.add_argument("--dump", metavar="FILE", help="write TP/FP/FN pairs of --apply (.jsonl for JSON lines, else TSV)")
+    add_data_dir_option(p)
+    p.add_argument("--cache-dir", help="embedding cache folder (default: user cache)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    p.add_argument("--results-dir", help="results store folder (default: user data dir)")
+    p.add_argument("--no-save", action="store_true", help="print only; do not write results")
+    p.add_argument("--json", action="store_true", help="print the result records as JSON lines")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(func=run)
+
+
+def _prepare(split, args):
+    from ..errors import BadInputError
+
+    if args.head is not None:
+        if args.head < 1:
+            raise BadInputError(f"--head must be a positive number of lines, got {args.head}")
+        split = split.head(args.head)
+    if args.sample:
+        try:
+            n_src, n_tgt = (int(v) for v in args.sample.lower().split("x"))
+        except ValueError:
+            raise BadInputError(f"--sample takes NSRCxNTGT, e.g. 1000x1500, not '{args.sample}'") from None
+        split = split.sample(n_src, n_tgt, args.seed)
+    return split
+
+
+def run(args) -> int:
+    from ..cache import EmbeddingCache
+    from ..datasets.bucc import Bucc2018
+    from ..encoders import create_encoder
+    from ..mining_eval import BUCC_DUMP_FIELDS, bucc_rows, evaluate_bucc, write_rows
+    from ..results import ResultStore
+
+    ds = Bucc2018(args.data_dir)
+    splits = ds.splits(args.pair)
+    apply_name = args.apply or ("test" if "test" in splits else args.tune)
+    apply = _prepare(ds.load(args.pair, apply_name), args)
+    tune = None
+    if args.keep_fraction is None:
+        tune = apply if args.tune == apply_name else _prepare(ds.load(args.pair, args.tune), args)
+    digits = args.digit_filter or args.keung
+    edit = args.edit_filter if args.edit_filter is not None else (0.5 if args.keung else None)
+
+    opts = {k: v for k, v in (("model", args.model), ("batch_size", args.batch_size)) if v}
+    encoder = create_encoder(args.encoder, **opts)
+    cache = None if args.no_cache or encoder.kind != "vector" else EmbeddingCache(encoder.id, encoder.fingerprint,
+                                                                                   args.cache_dir)
+    total = len(set(apply.src)) + len(set(apply.tgt))
+    if tune is not None and tune is not apply:
+        total += len(set(tune.src)) + len(set(tune.tgt))
+    try:
+        with progress_bar(total, f"encoding ({encoder.id})", enabled=not args.no_progress) as update:
+            report = evaluate_bucc(encoder, apply, tune, margin=args.margin, k=args.k, keep_fraction=args.keep_fraction,
+                                   digits=digits, max_edit_similarity=edit, cv=args.cv, seed=args.seed, cache=cache,
+                                   progress=update)
+    finally:
+        if cache is not None:
+            cache.close()
+
+    if args.json:
+        for r in report.records:
+            print(json.dumps(r.to_json(), ensure_ascii=False, sort_keys=True))
+    else:
+        print(render(report))
+    if args.dump:
+        rows = bucc_rows(report)
+        fmt = write_rows(args.dump, rows, BUCC_DUMP_FIELDS)
+        if not args.json:
+            print(f"\n{len(rows)} TP/FP/FN pairs written to {args.dump} ({fmt})")
+    if not args.no_save:
+        ResultStore(args.results_dir).put_many(report.records)
+    if not args.json:
+        print(f"\nsignature: {report.records[0].signature.format()}")
+        print(f"sentences encoded: {report.n_encoded}, reused from cache: {report.n_cached}"
+              + ("" if args.no_save else f"; results in {ResultStore(args.results_dir).root}"))
+    return 0
+
+
+def render(report) -> str:
+    m = report.mined[report.apply_split]
+    d = m.data
+    lines = [f"BUCC 2018 {report.pair} {report.apply_split}"
+             + (f" ({d.subset})" if d.subset else "")
+             + f": {len(d.src)} {d.src_lang} x {len(d.tgt)} {d.tgt_lang} sentences "
+             + f"({m.n_unique[0]} x {m.n_unique[1]} distinct), {m.n_gold} gold pairs; "
+             + f"margin {report.params['margin']}, k={report.params['k']}; filters: {report.params['filters']}"
+             + (f" (dropped {', '.join(f'{k} {v}' for k, v in m.dropped.items())} of {m.n_mined} candidates)"
+                if m.dropped else f" ({m.n_mined} candidates)")]
+    rows = []
+    r = report.result
+    if report.method == "keep-fraction":
+        how = "keep fraction (prior)"
+    else:
+        how = f"best F1 on {report.tune_split}" + (" (OPTIMISTIC: tuned on this split's gold)" if report.optimistic
+                                                   else "")
+    rows.append([how, f"{100 * r.precision:.2f}", f"{100 * r.recall:.2f}", f"{100 * r.f1:.2f}", f"{r.threshold:.6f}",
+                 r.n_extracted, r.n_correct])
+    if report.cv is not None:
+        c = report.cv.pooled
+        rows.append([f"{report.cv.folds}-fold CV (seed {report.cv.seed}), pooled", f"{100 * c.precision:.2f}",
+                     f"{100 * c.recall:.2f}", f"{100 * c.f1:.2f}", f"{report.cv.threshold_mean:.6f} (mean)",
+                     c.n_extracted, c.n_correct])
+    lines.append(tabulate(rows, headers=["threshold", "P %", "R %", "F1 %", "threshold value", "extracted", "correct"],
+                          tablefmt="psql", disable_numparse=True))
+    if report.tuned is not None and not report.optimistic:
+        t = report.tuned
+        lines.append(f"on {report.tune_split} at its optimum: P {100 * t.precision:.2f}, R {100 * t.recall:.2f}, "
+                     f"F1 {100 * t.f1:.2f}")
+    if report.cv is not None:
+        lines.append("fold thresholds: " + ", ".join(f"{v:.6f}" for v in report.cv.thresholds))
+    return "\n".join(lines)
