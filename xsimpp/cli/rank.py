@@ -11,6 +11,22 @@ def register(sub) -> None:
         description="Pairwise ranking accuracy (Kocmi et al. 2021) of each proxy against BLEU over system pairs "
                     "within each language direction, with a bootstrap CI, the chance level, correlations and "
                     "PERM-BOTH permutation tests between proxies.")
+    add_table_options(p)
+    p.add_argument("--compare", action="append", metavar="A,B",
+                   help="PERM-BOTH test 'A better than B' (one-sided; repeatable; default: the first proxy "
+                        "against each other one, two-sided)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and permutations (default: 0)")
+    p.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default: 1000)")
+    p.add_argument("--permutations", type=int, default=1000, metavar="N", help="PERM-BOTH samples (default: 1000)")
+    p.add_argument("--confidence", type=float, default=0.95, help="CI level (default: 0.95)")
+    p.add_argument("--scale", choices=("rank", "z", "none"), default="rank",
+                   help="put both proxies on one scale per direction before PERM-BOTH swaps (default: rank)")
+    p.add_argument("--json", metavar="FILE", help="also write the full report as JSON ('-' for stdout only)")
+    p.set_defaults(func=run)
+
+
+def add_table_options(p) -> None:
+    """The ranking table's source and proxy options (shared with `xsimpp plot scatter`)."""
     p.add_argument("table", nargs="?", metavar="TABLE.csv",
                    help="rows: direction (or src_lang,tgt_lang), system, [family], proxy columns..., bleu "
                         "(or hyp,ref file paths relative to the table)")
@@ -35,17 +51,7 @@ def register(sub) -> None:
                    help="this proxy is better when lower (default: names starting with xsim or err_)")
     p.add_argument("--higher-better", action="append", default=[], metavar="COLUMN",
                    help="this proxy is better when higher")
-    p.add_argument("--compare", action="append", metavar="A,B",
-                   help="PERM-BOTH test 'A better than B' (one-sided; repeatable; default: the first proxy against each other, two-sided)")
     p.add_argument("--tokenize", help="sacrebleu tokenizer when computing BLEU from hyp/ref (default: 13a)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and permutations (default: 0)")
-    p.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default: 1000)")
-    p.add_argument("--permutations", type=int, default=1000, metavar="N", help="PERM-BOTH samples (default: 1000)")
-    p.add_argument("--confidence", type=float, default=0.95, help="CI level (default: 0.95)")
-    p.add_argument("--scale", choices=("rank", "z", "none"), default="rank",
-                   help="put both proxies on one scale per direction before PERM-BOTH swaps (default: rank)")
-    p.add_argument("--json", metavar="FILE", help="also write the full report as JSON ('-' for stdout only)")
-    p.set_defaults(func=run)
 
 
 def _pct(x: float) -> str:
@@ -60,7 +66,7 @@ def _num(x: float) -> str:
     return "-" if x is None or not math.isfinite(x) else f"{x:.3f}"
 
 
-def _build_table(args):
+def build_table(args):
     from ..errors import BadInputError
     from ..ranking_table import all_error_type_subsets, read_table, table_from_leaderboard
 
@@ -99,7 +105,7 @@ def run(args) -> int:
     from ..errors import BadInputError
     from ..ranking_table import evaluate_table
 
-    table = _build_table(args)
+    table = build_table(args)
     compare = None
     if args.compare:
         compare = []
