@@ -6,6 +6,8 @@ from __future__ import annotations
 def register(sub) -> None:
     p = sub.add_parser("leaderboard", help="export the results store as a CSV leaderboard")
     p.add_argument("--csv", metavar="FILE", help="write the leaderboard to FILE (CSV)")
+    p.add_argument("--html", metavar="FILE",
+                   help="write a self-contained HTML page (sortable tables, error types; opens without a server)")
     p.add_argument("--results-dir", help="results store folder (default: user data dir)")
     p.set_defaults(func=run)
 
@@ -14,9 +16,15 @@ def run(args) -> int:
     from ..results import ResultStore, leaderboard_frame, write_leaderboard_csv
 
     records = ResultStore(args.results_dir).records()
-    if args.csv:
-        n = write_leaderboard_csv(records, args.csv)
-        print(f"wrote {n} rows to {args.csv}")
+    if args.csv or args.html:
+        if args.csv:
+            n = write_leaderboard_csv(records, args.csv)
+            print(f"wrote {n} rows to {args.csv}")
+        if args.html:
+            from ..report import write_leaderboard_html
+
+            n = write_leaderboard_html(records, args.html)
+            print(f"wrote {n} results to {args.html}")
         return 0
     df = leaderboard_frame(records)
     if df.empty:

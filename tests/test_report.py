@@ -1,0 +1,183 @@
+"""Reports: the self-contained HTML leaderboard (read back from a real headless browser after its
+script ran) and the PNG charts."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from xsimpp.cli import main
+from xsimpp.results import ResultRecord, ResultStore, Signature
+
+LANGS = ("deu_Latn", "fra_Latn", "spa_Latn")
+# encoder -> (xsim per language, xsim++ per language, error types per language)
+DATA = {
+    "alpha": ((2.0, 5.0, 1.0), (20.0, 30.0, 10.0), ({"causality": 10, "entity": 5, "number": 3, "Misaligned": 2},
+                                                     {"causality": 15, "entity": 10, "number": 5},
+                                                     {"causality": 5, "number": 5})),
+    "beta<b>": ((4.0, 3.0, 0.0), (40.0, 10.0, 25.0), ({"causality": 30, "Misaligned": 10},
+                                                      {"entity": 10},
+                                                      {"causality": 20, "entity": 5})),
+}
+
+
+def _store(root: Path) -> ResultStore:
+    store = ResultStore(root)
+    for enc, (xs, xpp, types) in DATA.items():
+        for lang, v, vpp, t in zip(LANGS, xs, xpp, types):
+            for metric, value, et in (("xsim", v, {}), ("xsim++", vpp, t)):
+                sig = Signature(enc, "r1", "f" * 16, "demo", "dev", "c" * 64, metric,
+                                {"margin": "ratio", "k": 4, "mode": "text"})
+                store.put(ResultRecord(metric, value, 100, lang, "eng_Latn", sig, errors=int(value),
+                                       error_types=et))
+    return store
+
+
+def _browser() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
+        path = shutil.which(name)
+        if path:
+            return path
+    return None
+
+
+class _Tables(HTMLParser):
+    """Collects every table by id: header keys and the text of each body row's cells."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables: dict[str, dict] = {}
+        self.body_attrs: dict[str, str] = {}
+        self._t = self._row = self._cell = None
+        self._in_body = False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "body":
+            self.body_attrs = a
+        elif tag == "table":
+            self._t = self.tables.setdefault(a.get("id", ""), {"keys": [], "rows": [], "attrs": a})
+        elif tag == "tbody":
+            self._in_body = True
+        elif tag == "th" and self._t is not None:
+            self._t["keys"].append(a.get("data-key"))
+        elif tag == "tr" and self._in_body:
+            self._row = []
+        elif tag == "td" and self._row is not None:
+            self._cell = ""
+
+    def handle_endtag(self, tag):
+        if tag == "td" and self._row is not None and self._cell is not None:
+            self._row.append(self._cell.strip())
+            self._cell = None
+        elif tag == "tr" and self._row is not None:
+            self._t["rows"].append(self._row)
+            self._row = None
+        elif tag == "tbody":
+            self._in_body = False
+        elif tag == "table":
+            self._t = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell += data
+
+
+def _parse(text: str) -> _Tables:
+    p = _Tables()
+    p.feed(text)
+    return p
+
+
+def test_html_is_self_contained_and_readable_without_js(tmp_path):
+    _store(tmp_path / "results")
+    out = tmp_path / "lb.html"
+    assert main(["leaderboard", "--results-dir", str(tmp_path / "results"), "--html", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    # no external resource of any kind: opens from disk, offline, without a server
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)""", text, re.I)
+    assert "<script>" in text and "<style>" in text and "@import" not in text
+    assert "beta&lt;b&gt;" in text and "beta<b>" not in text  # names are escaped
+    tables = _parse(text).tables
+    assert set(tables) == {"t-demo-dev-xsim-ratio-k4-text", "t-demo-dev-xsimpp-ratio-k4-text",
+                           "t-demo-dev-xsimpp-ratio-k4-text-errtypes"}
+    xs = tables["t-demo-dev-xsim-ratio-k4-text"]
+    assert xs["keys"] == ["encoder", "deu_Latn-eng_Latn", "fra_Latn-eng_Latn", "spa_Latn-eng_Latn", "average"]
+    # micro average = all errors / all sentences: alpha (2+5+1)/300, beta (4+3+0)/300
+    assert xs["rows"] == [["alpha", "2.00", "5.00", "1.00", "2.67"], ["beta<b>", "4.00", "3.00", "0.00", "2.33"]]
+    et = tables["t-demo-dev-xsimpp-ratio-k4-text-errtypes"]
+    assert et["keys"][:7] == ["encoder", "pair", "causality", "entity", "number", "misaligned", "total"]
+    assert et["rows"][0][:7] == ["alpha", "deu_Latn-eng_Latn", "10", "5", "3", "2", "20"]
+    assert et["rows"][2][:7] == ["alpha", "spa_Latn-eng_Latn", "5", "0", "5", "0", "10"]  # absent type = 0
+
+
+def _dump_dom(browser: str, url: str, tmp_path: Path) -> str:
+    profile = tmp_path / "chromium-profile"  # a fresh profile: no state from other runs
+    cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+           "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-extensions",
+           f"--user-data-dir={profile}", "--dump-dom", url]
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    return res.stdout
+
+
+@pytest.mark.skipif(_browser() is None,
+                    reason="no chromium in PATH (Debian: apt-get install -y chromium); the page's script is "
+                           "checked in a real browser only")
+def test_html_sorts_in_a_headless_browser(tmp_path):
+    _store(tmp_path / "results")
+    out = tmp_path / "lb.html"
+    assert main(["leaderboard", "--results-dir", str(tmp_path / "results"), "--html", str(out)]) == 0
+    browser = _browser()
+    tid = "t-demo-dev-xsimpp-ratio-k4-text"
+
+    # The URL asks the script to sort xsim++ by fra-eng, descending, on load.
+    dom = _parse(_dump_dom(browser, f"{out.as_uri()}#sort={tid}:fra_Latn-eng_Latn:desc", tmp_path))
+    assert dom.body_attrs.get("data-ready") == "1", "the page's script did not run to the end"
+    t = dom.tables[tid]
+    assert t["attrs"].get("data-sorted") == "fra_Latn-eng_Latn:desc"
+    assert [r[0] for r in t["rows"]] == ["alpha", "beta<b>"]  # 30.00 before 10.00
+    assert t["rows"][0] == ["alpha", "20.00", "30.00", "10.00", "20.00"]
+
+    dom = _parse(_dump_dom(browser, f"{out.as_uri()}#sort={tid}:spa_Latn-eng_Latn:desc", tmp_path))
+    assert [r[0] for r in dom.tables[tid]["rows"]] == ["beta<b>", "alpha"]  # 25.00 before 10.00
+
+    # error-type table sorted by causality ascending: 5, 10, 15, 20, 30 and one 0 (beta fra)
+    et = f"{tid}-errtypes"
+    dom = _parse(_dump_dom(browser, f"{out.as_uri()}#sort={et}:causality:asc", tmp_path))
+    assert [int(r[2]) for r in dom.tables[et]["rows"]] == [0, 5, 10, 15, 20, 30]
+    # text column, descending
+    dom = _parse(_dump_dom(browser, f"{out.as_uri()}#sort={tid}:encoder:desc", tmp_path))
+    assert [r[0] for r in dom.tables[tid]["rows"]] == ["beta<b>", "alpha"]
+
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()
+    assert data[:8] == PNG_MAGIC
+    return int.from_bytes(data[16:20], "big"), int.from_bytes(data[20:24], "big")
+
+
+def test_plots_are_written(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    _store(tmp_path / "results")
+    rd = ["--results-dir", str(tmp_path / "results")]
+    assert main(["plot", "errors", "--encoder", "alpha", "--out", str(tmp_path / "e.png")] + rd) == 0
+    assert main(["plot", "xsim", "--encoders", "alpha,beta<b>", "--out", str(tmp_path / "x.png")] + rd) == 0
+    sonar = Path(__file__).resolve().parent.parent / "data" / "examples" / "sonar_flores200_devtest.csv"
+    assert main(["plot", "scatter", str(sonar), "--out", str(tmp_path / "s.png")]) == 0
+    for name in ("e.png", "x.png", "s.png"):
+        w, h = _png_size(tmp_path / name)
+        assert w > 300 and h > 200 and (tmp_path / name).stat().st_size > 5000
+    capsys.readouterr()
+    assert main(["plot", "errors", "--encoder", "nobody", "--out", str(tmp_path / "n.png")] + rd) == 2
+    assert "no xsim++ results for encoder 'nobody'" in capsys.readouterr().err
+    assert main(["plot", "scatter", "--from-results", "--bleu", str(sonar), "--out", str(tmp_path / "n.png")]
+                + rd) == 2
