@@ -32,7 +32,10 @@ def brute_nn(x, y, k, margin):
 
 @pytest.mark.parametrize("margin", ["ratio", "distance", "absolute"])
 @pytest.mark.parametrize("block_rows", [None, 1, 7, 64])
-def test_matches_brute_force_with_ties(margin, block_rows):
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_matches_brute_force_with_ties(margin, block_rows, backend):
+    if backend == "torch":
+        pytest.importorskip("torch", reason="torch backend not installed")
     rng = np.random.default_rng(3)
     # Small integer vectors make exact ties common (duplicates and equal dot products).
     x = rng.integers(-2, 3, size=(60, 6)).astype(np.float32)
@@ -43,7 +46,7 @@ def test_matches_brute_force_with_ties(margin, block_rows):
     # Compare on the engine's own normalised inputs so float32 similarities are bit-identical.
     xn, yn = l2_normalize(x), l2_normalize(y)
     s = xn @ yn.T
-    got = nearest_neighbors(similarity=s, margin=margin, k=4, block_rows=block_rows)
+    got = nearest_neighbors(similarity=s, margin=margin, k=4, block_rows=block_rows, backend=backend)
     fwd = np.argsort(-s, axis=1, kind="stable")
     if margin == "absolute":
         assert (got == fwd[:, 0]).all()
@@ -86,12 +89,16 @@ def test_hand_computed_ratio_margin():
     assert score[2] == pytest.approx(0.2 / ((0.575 + 0.15) / 2), rel=1e-6)
 
 
-def test_backward_topk_blockwise_equals_full():
+@pytest.mark.parametrize("backend", ["numpy", "torch"])
+def test_backward_topk_blockwise_equals_full(backend):
+    if backend == "torch":
+        pytest.importorskip("torch", reason="torch backend not installed")
     rng = np.random.default_rng(1)
     s = rng.integers(0, 5, size=(33, 21)).astype(np.float32)  # many ties
-    full = topk_both(similarity=s, k_fwd=3, k_bwd=4, block_rows=1000)
+    full = topk_both(similarity=s, k_fwd=3, k_bwd=4, block_rows=1000, backend=backend)
+    assert (full.fwd_idx == np.argsort(-s, axis=1, kind="stable")[:, :3]).all()
     for br in (1, 2, 5, 32):
-        part = topk_both(similarity=s, k_fwd=3, k_bwd=4, block_rows=br)
+        part = topk_both(similarity=s, k_fwd=3, k_bwd=4, block_rows=br, backend=backend)
         assert (part.bwd_idx == full.bwd_idx).all() and (part.bwd_sim == full.bwd_sim).all()
         assert (part.fwd_idx == full.fwd_idx).all()
     exp = np.argsort(-s.T, axis=1, kind="stable")[:, :4]
@@ -121,3 +128,14 @@ def test_empty_and_mismatched_dims():
         nearest_neighbors(np.ones((2, 4)), np.ones((2, 5)), k=1)
     with pytest.raises(BadInputError, match="margin"):
         nearest_neighbors(np.ones((2, 4)), np.ones((2, 4)), margin="cosine", k=1)
+
+
+def test_backends_identical_on_random_embeddings():
+    pytest.importorskip("torch", reason="torch backend not installed")
+    rng = np.random.default_rng(7)
+    x, y = rng.standard_normal((300, 32)), rng.standard_normal((900, 32))
+    y[10:20] = y[0]  # a block of duplicate targets: exact ties
+    a = margin_knn(x, y, k=4, backward=True, backend="numpy", block_rows=50)
+    b = margin_knn(x, y, k=4, backward=True, backend="torch")
+    for f in ("fwd_idx", "fwd_score", "bwd_idx", "bwd_score"):
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f

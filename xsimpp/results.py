@@ -130,6 +130,11 @@ def leaderboard_frame(records: Iterable[ResultRecord]):
     if df.empty:
         return pd.DataFrame(columns=LEADERBOARD_COLUMNS)
     extra = sorted(c for c in df.columns if c not in LEADERBOARD_COLUMNS)
+    # A category absent from an xsim++ record means zero errors of that type, not "not measured".
+    err_cols = [c for c in extra if c.startswith("err_")]
+    if err_cols:
+        pp = df["metric"] == "xsim++"
+        df.loc[pp, err_cols] = df.loc[pp, err_cols].fillna(0)
     df = df[LEADERBOARD_COLUMNS + extra]
     return df.sort_values(["dataset", "split", "metric", "src_lang", "tgt_lang", "encoder"], kind="stable").reset_index(drop=True)
 

@@ -47,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     except XsimppError as e:
         print(f"xsimpp: error: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `xsimpp leaderboard | head`: the reader left; not an error of ours
+        sys.stderr.close()
+        return 0
     except KeyboardInterrupt:
         print("xsimpp: interrupted; cached embeddings and saved results are kept", file=sys.stderr)
         return 130

@@ -65,29 +65,70 @@ def check_k(k: int, n_candidates: int, what: str) -> None:
         )
 
 
-def _sorted_topk(block: np.ndarray, k: int, offset: int) -> tuple[np.ndarray, np.ndarray]:
-    """Top-k of every row of ``block``, sorted by (similarity desc, column index asc).
+def _torch():
+    try:
+        import torch
 
-    argpartition finds the k largest values in linear time; where the k-th and (k+1)-th values
-    tie, which of the tied columns it keeps is unspecified, so those rows (rare: duplicate
-    vectors) are redone with a stable sort to keep the lowest indices.
+        return torch
+    except ImportError:  # torch is optional for scoring: numpy gives the same answers, slower
+        return None
+
+
+BACKENDS = ("auto", "torch", "numpy")
+
+
+def _resolve_backend(backend: str) -> str:
+    if backend not in BACKENDS:
+        raise BadInputError(f"backend must be one of {', '.join(BACKENDS)}, got '{backend}'")
+    if backend == "auto":
+        return "torch" if _torch() is not None else "numpy"
+    if backend == "torch" and _torch() is None:
+        raise BadInputError("the torch scoring backend needs torch: pip install torch")
+    return backend
+
+
+def _sorted_topk(block: np.ndarray, k: int, offset: int, axis: int = 1,
+                 backend: str = "numpy") -> tuple[np.ndarray, np.ndarray]:
+    """Top-k along ``axis`` of ``block``, as (n_lines, k) arrays sorted by (similarity desc, index asc).
+
+    ``axis=1``: for every row, over columns; ``axis=0``: for every column, over rows (no transpose
+    copy needed). k+1 values are selected so that a tie between the k-th and (k+1)-th value is
+    visible; which tied index a partial selection keeps is unspecified, so those lines (rare:
+    duplicate vectors) are redone with a stable sort that keeps the lowest indices. Every backend
+    therefore returns exactly the same indices.
     """
-    n_rows, n_cols = block.shape
-    if k >= n_cols:
-        idx = np.argsort(-block, axis=1, kind="stable")[:, :k]
+    n = block.shape[axis]
+    kk = min(k + 1, n)
+    if backend == "torch":
+        torch = _torch()
+        vals_t, idx_t = torch.topk(torch.from_numpy(block), kk, dim=axis, largest=True, sorted=True)
+        vals, idx = vals_t.numpy(), idx_t.numpy()
+        if axis == 0:
+            vals, idx = vals.T, idx.T
     else:
-        part = np.argpartition(-block, (k - 1, k), axis=1)
-        kth = np.take_along_axis(block, part[:, k - 1 : k + 1], axis=1)
-        idx = part[:, :k]
-        tied = np.flatnonzero(kth[:, 0] == kth[:, 1])
+        lines = block if axis == 1 else block.T
+        if kk >= n:
+            idx = np.argsort(-lines, axis=1, kind="stable")[:, :kk]
+        else:
+            part = np.argpartition(-lines, kk - 1, axis=1)[:, :kk]
+            order = np.argsort(-np.take_along_axis(lines, part, axis=1), axis=1, kind="stable")
+            idx = np.take_along_axis(part, order, axis=1)
+        vals = np.take_along_axis(lines, idx, axis=1)
+    if kk > k:
+        tied = np.flatnonzero(vals[:, k - 1] == vals[:, k])
+        vals, idx = vals[:, :k], idx[:, :k]
         if tied.size:
+            lines = block[tied] if axis == 1 else block[:, tied].T
+            fix = np.argsort(-lines, axis=1, kind="stable")[:, :k]
             idx = idx.copy()
-            idx[tied] = np.argsort(-block[tied], axis=1, kind="stable")[:, :k]
-    vals = np.take_along_axis(block, idx, axis=1)
+            vals = vals.copy()
+            idx[tied] = fix
+            vals[tied] = np.take_along_axis(lines, fix, axis=1)
+    idx = idx.astype(np.int64, copy=False)
     order = np.lexsort((idx, -vals), axis=1)
     idx = np.take_along_axis(idx, order, axis=1)
     vals = np.take_along_axis(vals, order, axis=1)
-    return vals, (idx + offset).astype(np.int64)
+    return np.ascontiguousarray(vals, dtype=np.float32), idx + offset
 
 
 def _merge_topk(
@@ -110,7 +151,7 @@ class TopK:
 
 
 def _row_blocks_from_vectors(x: np.ndarray, y: np.ndarray, block_rows: int) -> Iterator[tuple[int, np.ndarray]]:
-    yt = np.ascontiguousarray(y.T)
+    yt = y.T  # a transposed view: BLAS reads it as is, no 70 MB copy
     for start in range(0, x.shape[0], block_rows):
         yield start, x[start : start + block_rows] @ yt
 
@@ -132,6 +173,7 @@ def topk_both(
     k_fwd: int = 4,
     k_bwd: int | None = 4,
     block_rows: int | None = None,
+    backend: str = "auto",
 ) -> TopK:
     """Top-k neighbours both ways from one pass over the similarity matrix.
 
@@ -157,16 +199,17 @@ def topk_both(
     check_k(k_fwd, n_y, "target set")
     if k_bwd is not None:
         check_k(k_bwd, n_x, "source set")
+    backend = _resolve_backend(backend)
 
     fwd_sim = np.empty((n_x, k_fwd), dtype=np.float32)
     fwd_idx = np.empty((n_x, k_fwd), dtype=np.int64)
     bwd_sim = bwd_idx = None
     for start, block in blocks:
         stop = start + block.shape[0]
-        fwd_sim[start:stop], fwd_idx[start:stop] = _sorted_topk(block, k_fwd, 0)
+        fwd_sim[start:stop], fwd_idx[start:stop] = _sorted_topk(block, k_fwd, 0, axis=1, backend=backend)
         if k_bwd is not None:
             kb = min(k_bwd, block.shape[0])
-            vals, idx = _sorted_topk(np.ascontiguousarray(block.T), kb, start)
+            vals, idx = _sorted_topk(block, kb, start, axis=0, backend=backend)
             if bwd_sim is None:
                 bwd_sim, bwd_idx = vals, idx
             else:
@@ -229,6 +272,7 @@ def margin_knn(
     backward: bool = False,
     block_rows: int | None = None,
     normalize: bool = True,
+    backend: str = "auto",
 ) -> MarginKNN:
     """Margin-based kNN (Artetxe & Schwenk 2019) of x over y, and optionally of y over x.
 
@@ -244,9 +288,10 @@ def margin_knn(
             x = l2_normalize(x, "source embeddings")
             y = l2_normalize(y, "target embeddings")
     if margin == "absolute":
-        top = topk_both(x, y, similarity=similarity, k_fwd=1, k_bwd=1 if backward else None, block_rows=block_rows)
+        top = topk_both(x, y, similarity=similarity, k_fwd=1, k_bwd=1 if backward else None, block_rows=block_rows,
+                         backend=backend)
         return MarginKNN(margin, 1, top.fwd_idx, top.fwd_sim, top.bwd_idx, top.bwd_sim)
-    top = topk_both(x, y, similarity=similarity, k_fwd=k, k_bwd=k, block_rows=block_rows)
+    top = topk_both(x, y, similarity=similarity, k_fwd=k, k_bwd=k, block_rows=block_rows, backend=backend)
     avg_x = top.fwd_sim.mean(axis=1)
     avg_y = top.bwd_sim.mean(axis=1)
     fwd_score = margin_scores(top.fwd_sim, top.fwd_idx, avg_x, avg_y, margin)
@@ -265,7 +310,8 @@ def nearest_neighbors(
     margin: str = "ratio",
     k: int = 4,
     block_rows: int | None = None,
+    backend: str = "auto",
 ) -> np.ndarray:
     """Index into y of the best margin-scored neighbour of every row of x."""
-    knn = margin_knn(x, y, similarity=similarity, margin=margin, k=k, block_rows=block_rows)
+    knn = margin_knn(x, y, similarity=similarity, margin=margin, k=k, block_rows=block_rows, backend=backend)
     return knn.forward_best()[0]

@@ -84,6 +84,7 @@ def xsim(
     tgt_text: Sequence[str] | None = None,
     errtypes: Mapping[str, Mapping[str, str]] | None = None,
     block_rows: int | None = None,
+    backend: str = "auto",
 ) -> XsimResult:
     """xsim (targets = gold translations) or xsim++ (targets = gold + augmented, with ``errtypes``).
 
@@ -104,7 +105,8 @@ def xsim(
         )
     if tgt_text is not None and len(tgt_text) != n_y:
         raise BadInputError(f"target text has {len(tgt_text)} lines but there are {n_y} target vectors")
-    nn = nearest_neighbors(x, y, similarity=similarity, margin=margin, k=k, block_rows=block_rows)
+    nn = nearest_neighbors(x, y, similarity=similarity, margin=margin, k=k, block_rows=block_rows,
+                           backend=backend)
     return count_errors(nn, mode=mode, tgt_text=tgt_text, errtypes=errtypes)
 
 
