@@ -104,6 +104,7 @@ def evaluate_tatoeba(
     k: int = 4,
     cache: EmbeddingCache | None = None,
     progress: Callable[[int], None] | None = None,
+    backend: str = "auto",
 ) -> TatoebaReport:
     """Accuracy xx->eng and eng->xx for every bitext (src = xx, tgt = eng).
 
@@ -119,10 +120,11 @@ def evaluate_tatoeba(
         if embed is not None:
             x = embed(bt.src, bt.src_lang)
             y = embed(bt.tgt, bt.tgt_lang)
-            res = tatoeba_accuracy(x, y, src_text=bt.src, tgt_text=bt.tgt, margin=margin, k=k)
+            res = tatoeba_accuracy(x, y, src_text=bt.src, tgt_text=bt.tgt, margin=margin, k=k, backend=backend)
         else:
             sim = encoder.similarity(bt.src, bt.tgt, src_lang=bt.src_lang, tgt_lang=bt.tgt_lang)
-            res = tatoeba_accuracy(similarity=sim, src_text=bt.src, tgt_text=bt.tgt, margin=margin, k=k)
+            res = tatoeba_accuracy(similarity=sim, src_text=bt.src, tgt_text=bt.tgt, margin=margin, k=k,
+                                   backend=backend)
             if progress:
                 progress(2 * len(bt))
         report.langs.append(TatoebaLang(bt.src_lang, bt, res))
@@ -211,7 +213,7 @@ class BuccReport:
 
 
 def mine_split(encoder: Encoder, data, *, margin: str, k: int, digits: bool, max_edit_similarity: float | None,
-               embed: Embedder | None) -> MinedSplit:
+               embed: Embedder | None, backend: str = "auto") -> MinedSplit:
     """Mine one split. Policy for duplicate sentences: mine over the distinct texts of each side
     (each is encoded once and occupies one place in every neighbourhood, as LASER's ``--unify``),
     then give every line that carries a mined text the text pair's score. LASER drops sentences
@@ -223,10 +225,10 @@ def mine_split(encoder: Encoder, data, *, margin: str, k: int, digits: bool, max
     if embed is not None:
         x = embed(u_src, data.src_lang)
         y = embed(u_tgt, data.tgt_lang)
-        cands = mine_candidates(x, y, margin=margin, k=k)
+        cands = mine_candidates(x, y, margin=margin, k=k, backend=backend)
     else:
         sim = encoder.similarity(u_src, u_tgt, src_lang=data.src_lang, tgt_lang=data.tgt_lang)
-        cands = mine_candidates(similarity=sim, margin=margin, k=k)
+        cands = mine_candidates(similarity=sim, margin=margin, k=k, backend=backend)
     cands = expand_duplicates(cands, inv_src, inv_tgt)
     n_mined = len(cands)
     dropped: dict[str, int] = {}
@@ -260,6 +262,7 @@ def evaluate_bucc(
     seed: int = 0,
     cache: EmbeddingCache | None = None,
     progress: Callable[[int], None] | None = None,
+    backend: str = "auto",
 ) -> BuccReport:
     """BUCC F1 on ``apply`` with a threshold tuned on ``tune`` (best F1 on its gold) or set by a
     prior proportion (``keep_fraction`` of the source sentences; no gold needed to choose it).
@@ -274,7 +277,8 @@ def evaluate_bucc(
     if keep_fraction is None and tune is None:
         raise BadInputError("choose how to set the threshold: a tune split with gold, or a keep fraction")
     embed = Embedder(encoder, cache, progress) if encoder.kind == "vector" else None
-    opts = dict(margin=margin, k=k, digits=digits, max_edit_similarity=max_edit_similarity, embed=embed)
+    opts = dict(margin=margin, k=k, digits=digits, max_edit_similarity=max_edit_similarity, embed=embed,
+                backend=backend)
     mined = {apply.split: mine_split(encoder, apply, **opts)}
     a = mined[apply.split]
     optimistic = False

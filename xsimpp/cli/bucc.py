@@ -35,6 +35,8 @@ def register(sub) -> None:
                    help="score a subset: every gold-pair sentence + seeded random others, e.g. 1000x1500")
     p.add_argument("--head", type=int, metavar="N", help="use only the first N lines of each side (quick looks)")
     p.add_argument("--dump", metavar="FILE", help="write TP/FP/FN pairs of --apply (.jsonl for JSON lines, else TSV)")
+    p.add_argument("--backend", choices=("auto", "torch", "numpy"), default="auto",
+                   help="kNN engine (identical answers; auto = torch when installed)")
     add_data_dir_option(p)
     p.add_argument("--cache-dir", help="embedding cache folder (default: user cache)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
@@ -89,7 +91,7 @@ def run(args) -> int:
         with progress_bar(total, f"encoding ({encoder.id})", enabled=not args.no_progress) as update:
             report = evaluate_bucc(encoder, apply, tune, margin=args.margin, k=args.k, keep_fraction=args.keep_fraction,
                                    digits=digits, max_edit_similarity=edit, cv=args.cv, seed=args.seed, cache=cache,
-                                   progress=update)
+                                   progress=update, backend=args.backend)
     finally:
         if cache is not None:
             cache.close()

@@ -30,6 +30,8 @@ def register(sub) -> None:
     p.add_argument("--k", type=int, default=4, help="neighbours for the margin averages (default: 4)")
     p.add_argument("--limit", type=int, help="use only the first N lines of each language (quick looks)")
     p.add_argument("--dump", metavar="FILE", help="write every retrieval error (.jsonl for JSON lines, else TSV)")
+    p.add_argument("--backend", choices=("auto", "torch", "numpy"), default="auto",
+                   help="kNN engine (identical answers; auto = torch when installed)")
     add_data_dir_option(p)
     p.add_argument("--cache-dir", help="embedding cache folder (default: user cache)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
@@ -65,7 +67,9 @@ def load_bitexts(args) -> list:
     for lang in langs:
         bt = ds.bitext(lang, "eng")
         if args.limit and len(bt) > args.limit:
-            bt = dataclasses.replace(bt, src=bt.src[: args.limit], tgt=bt.tgt[: args.limit])
+            # A different split name keeps a partial run from overwriting the full one in the store.
+            bt = dataclasses.replace(bt, split=f"{bt.split}[:{args.limit}]", src=bt.src[: args.limit],
+                                     tgt=bt.tgt[: args.limit])
         out.append(bt)
     return out
 
@@ -84,7 +88,8 @@ def run(args) -> int:
     total = sum(2 * len(bt) for bt in bitexts)
     try:
         with progress_bar(total, f"encoding ({encoder.id})", enabled=not args.no_progress) as update:
-            report = evaluate_tatoeba(encoder, bitexts, margin=args.margin, k=args.k, cache=cache, progress=update)
+            report = evaluate_tatoeba(encoder, bitexts, margin=args.margin, k=args.k, cache=cache, progress=update,
+                                      backend=args.backend)
     finally:
         if cache is not None:
             cache.close()

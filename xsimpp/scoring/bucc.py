@@ -66,6 +66,7 @@ def mine_candidates(
     margin: str = "ratio",
     k: int = 4,
     block_rows: int | None = None,
+    backend: str = "auto",
 ) -> Candidates:
     """Margin-scored candidate pairs, both directions (LASER mine_bitexts ``--retrieval max``
     without its one-to-one pass; XTREME's BUCC candidates).
@@ -95,7 +96,7 @@ def mine_candidates(
         k_fwd = k_bwd = 1
     else:
         k_fwd, k_bwd = min(k, n_y), min(k, n_x)
-    top = topk_both(x, y, similarity=sim, k_fwd=k_fwd, k_bwd=k_bwd, block_rows=block_rows)
+    top = topk_both(x, y, similarity=sim, k_fwd=k_fwd, k_bwd=k_bwd, block_rows=block_rows, backend=backend)
     if margin == "absolute":
         fwd_scores, bwd_scores = top.fwd_sim, top.bwd_sim
     else:

@@ -77,13 +77,15 @@ def tatoeba_accuracy(
     margin: str = "absolute",
     k: int = 4,
     block_rows: int | None = None,
+    backend: str = "auto",
 ) -> TatoebaResult:
     """Retrieval accuracy both ways for line-aligned ``x`` (sources) and ``y`` (targets).
 
     Give vectors (cosine after L2 normalisation) or a ``similarity`` matrix (pair scorers).
     ``margin='absolute'`` is plain cosine nearest neighbour (XTREME, LASER's Tatoeba numbers);
     ``ratio``/``distance`` retrieve by the margin of Artetxe & Schwenk (2019) with ``k`` neighbours,
-    where each direction ranks its own k candidates, as LASER's xsim does. Text mode needs both
+    where each direction ranks its own k candidates, as LASER's xsim does. ``backend`` is the kNN
+    engine's (auto / torch / numpy: identical answers). Text mode needs both
     sides' sentences; without them only index mode is meaningful and text equals index.
     """
     if margin not in MARGINS:
@@ -113,7 +115,7 @@ def tatoeba_accuracy(
         gold_sim = np.einsum("ij,ij->i", x, y, dtype=np.float32)
 
     kk = 1 if margin == "absolute" else k
-    top = topk_both(x, y, similarity=sim, k_fwd=kk, k_bwd=kk, block_rows=block_rows)
+    top = topk_both(x, y, similarity=sim, k_fwd=kk, k_bwd=kk, block_rows=block_rows, backend=backend)
     if margin == "absolute":
         fwd_scores, bwd_scores = top.fwd_sim, top.bwd_sim
         gold_fwd = gold_bwd = gold_sim
