@@ -1,9 +1,12 @@
 """Scoring: pure functions over arrays (no I/O)."""
 
 from .knn import MARGINS, MarginKNN, l2_normalize, margin_knn, nearest_neighbors, topk_both
+from .bucc import Candidates, PRF, cross_validate, mine_candidates, tune_threshold
+from .tatoeba import TatoebaResult, tatoeba_accuracy
 from .xsim import MISALIGNED, MODES, XsimResult, count_errors, micro_average, nway_error_matrix, xsim
 
 __all__ = [
+    "Candidates", "PRF", "TatoebaResult", "cross_validate", "mine_candidates", "tatoeba_accuracy", "tune_threshold",
     "MARGINS", "MODES", "MISALIGNED", "MarginKNN", "XsimResult", "count_errors", "l2_normalize",
     "margin_knn", "micro_average", "nearest_neighbors", "nway_error_matrix", "topk_both", "xsim",
 ]
