@@ -1,0 +1,79 @@
+"""`xsimpp augment`: build xsim++ hard negatives for FLORES-200 English or any English corpus."""
+
+from __future__ import annotations
+
+import random
+import sys
+from pathlib import Path
+
+from ..errors import BadInputError
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser(
+        "augment",
+        help="build xsim++ hard negatives (causality, entity, number) for English sentences",
+        description="Write LASER-format eng_Latn_augmented.<split> and eng_Latn_errtype.<split>.json "
+        "for FLORES-200 English or a one-sentence-per-line English file, and print the paper's Table 2.",
+    )
+    p.add_argument("corpus", help="'flores200' or a path to a UTF-8 file with one English sentence per line")
+    p.add_argument("--split", default=None, help="FLORES split (dev or devtest; default dev); for FILE, the name used in output files (default dev)")
+    p.add_argument("--out", default=None, help="output folder (required for FILE; default for flores200: <user data>/augmented/flores200/<split>_augmented)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--max-per-category", type=int, default=100, metavar="N", help="cap on variants per category per sentence (default 100)")
+    p.add_argument("--categories", default="causality,entity,number", help="comma-separated subset of causality,entity,number")
+    p.add_argument("--ner", choices=("nltk", "spacy"), default="nltk", help="entity recogniser: NLTK binary chunker (paper) or spaCy typed NER")
+    p.add_argument("--entity-pool", action="append", default=[], metavar="FILE", help="extra monolingual English sentences whose entities join the candidate pool (repeatable)")
+    p.add_argument("--audit", type=int, default=0, metavar="N", help="print N random (original, variant) pairs per category to judge by hand")
+    p.add_argument("--data-dir", default=None, help="data root holding flores200/ (default: $XSIMPP_DATA_DIR)")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(func=run)
+
+
+def run(args) -> int:
+    from ..textio import read_lines
+    from .. import augment as A
+
+    categories = [c.strip() for c in args.categories.split(",") if c.strip()]
+    if args.corpus == "flores200":
+        from ..datasets.flores import flores_file
+        from ..paths import augmented_dir
+
+        split = args.split or "dev"
+        if split not in ("dev", "devtest"):
+            raise BadInputError(f"FLORES-200 has splits dev and devtest, not {split!r}")
+        src = flores_file("eng_Latn", split, data_dir=args.data_dir)
+        out_dir = Path(args.out) if args.out else augmented_dir() / "flores200" / f"{split}_augmented"
+    else:
+        if not args.out:
+            raise BadInputError("--out DIR is required when augmenting a file (only flores200 has a default output folder)")
+        split = args.split or "dev"
+        src, out_dir = Path(args.corpus), Path(args.out)
+    if not split or "/" in split or split.startswith("."):
+        raise BadInputError(f"--split {split!r} cannot be used in a file name")
+
+    sentences = read_lines(src)
+    pool = [s for f in args.entity_pool for s in read_lines(f)]
+    aug = A.build_augmented(
+        sentences,
+        seed=args.seed,
+        categories=categories,
+        max_per_category=args.max_per_category,
+        ner=args.ner,
+        entity_pool=pool,
+        progress=not args.no_progress and sys.stderr.isatty(),
+    )
+    text_path, json_path = A.write_laser_format(aug, out_dir, split)
+    print(f"source: {src}")
+    print(A.format_stats(aug))
+    print(f"wrote {text_path}")
+    print(f"wrote {json_path}")
+    if args.audit > 0:
+        rng = random.Random(args.seed)
+        for cat in aug.info["categories"]:
+            pairs = aug.by_category(cat)
+            print(f"\n== audit: {cat} ({min(args.audit, len(pairs))} of {len(pairs)}) ==")
+            for orig, var in rng.sample(pairs, min(args.audit, len(pairs))):
+                print(f"- {orig}\n+ {var}")
+    return 0
+
