@@ -1,9 +1,13 @@
-"""Scoring speed: xsimpp's one-pass engine vs the LASER-style reference, identical counts asserted.
+"""Backbone speed, in one run: (1) scoring with xsimpp's one-pass engine vs the LASER-style
+reference (identical nearest neighbours asserted), (2) cold vs warm `eval` of a multi-language
+run (the warm run must encode nothing).
 
-Shape of xsim++ on FLORES-200 devtest: 1012 sources x (1012 gold + ~44k augmented) targets, d=384
-(multilingual-e5-small). Synthetic vectors with a planted gold neighbour and hard distractors.
+(1) Shape of xsim++ on FLORES-200 devtest: 1012 sources x (1012 gold + ~44k augmented) targets,
+d=384 (multilingual-e5-small). Synthetic vectors with a planted gold neighbour and hard distractors.
+(2) FLORES-200 devtest (5 languages -> English) when $XSIMPP_DATA_DIR has it, else the demo corpus.
 
     python benchmarks/bench_scoring.py [--n-src 1012 --n-tgt 45000 --dim 384 --repeats 3]
+                                       [--encoder chargram|e5-small|use-m3]
 """
 
 from __future__ import annotations
@@ -41,7 +45,8 @@ def reference_nn(x: np.ndarray, y: np.ndarray, margin: str, k: int) -> np.ndarra
 def make_data(n_src: int, n_tgt: int, dim: int, seed: int = 0):
     rng = np.random.default_rng(seed)
     gold = rng.standard_normal((n_src, dim)).astype(np.float32)
-    x = gold + 0.8 * rng.standard_normal((n_src, dim)).astype(np.float32)
+    # Noise level chosen so that a few % of sources miss their gold (errors make the check real).
+    x = gold + 3.0 * rng.standard_normal((n_src, dim)).astype(np.float32)
     # Distractors: perturbed copies of gold sentences (like xsim++ hard negatives), then random ones.
     parents = rng.integers(0, n_src, n_tgt - n_src)
     distract = gold[parents] + 1.0 * rng.standard_normal((n_tgt - n_src, dim)).astype(np.float32)
@@ -63,9 +68,12 @@ def main() -> None:
     ap.add_argument("--n-tgt", type=int, default=45000)
     ap.add_argument("--dim", type=int, default=384)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--encoder", default="chargram", help="encoder for the cold/warm eval part")
+    ap.add_argument("--langs", default="kea,fur,swh,ibo,zul")
     args = ap.parse_args()
     x, y = make_data(args.n_src, args.n_tgt, args.dim)
     print(f"shape: {args.n_src} x {args.n_tgt} x {args.dim}; faiss threads {faiss.omp_get_max_threads()}; best of {args.repeats}")
+    xsim(x[:8], y[:8], k=4, mode="index")  # warm-up: imports and thread pools outside the timings
     print(f"{'margin':9} {'reference s':>12} {'xsimpp s':>10} {'speed-up':>9} {'errors':>7}")
     for margin in ("ratio", "distance", "absolute"):
         t_ref, nn_ref = best_of(lambda: reference_nn(x, y, margin, 4), args.repeats)
@@ -74,6 +82,39 @@ def main() -> None:
         ref_errors = int((nn_ref != np.arange(len(x))).sum())
         assert res.errors == ref_errors
         print(f"{margin:9} {t_ref:12.3f} {t_ours:10.3f} {t_ref / t_ours:8.2f}x {res.errors:7d}")
+    cold_warm(args.encoder, args.langs)
+
+
+def cold_warm(encoder_name: str, langs: str) -> None:
+    import tempfile
+
+    from xsimpp.cache import EmbeddingCache
+    from xsimpp.datasets import Demo, Flores200
+    from xsimpp.encoders import create_encoder
+    from xsimpp.errors import MissingResourceError
+    from xsimpp.evaluate import evaluate_bitexts
+
+    try:
+        ds = Flores200("devtest")
+        bitexts = [ds.bitext(lang, "eng_Latn") for lang in langs.split(",")]
+    except MissingResourceError:
+        ds = Demo()
+        bitexts = [ds.bitext(lang, "eng_Latn") for lang in ("deu", "fra", "spa")]
+    encoder = create_encoder(encoder_name)
+    n_sent = sum(2 * len(b) for b in bitexts)
+    with tempfile.TemporaryDirectory() as tmp:
+        times = []
+        for run in ("cold", "warm"):
+            cache = EmbeddingCache(encoder.id, encoder.fingerprint, tmp)
+            t = time.perf_counter()
+            rep = evaluate_bitexts(encoder, bitexts, cache=cache)
+            times.append(time.perf_counter() - t)
+            cache.close()
+            print(f"eval {run}: {times[-1]:7.2f} s  encoded {rep.n_encoded:6d}  reused {rep.n_cached:6d}  "
+                  f"({ds.name} {ds.split}, {len(bitexts)} pairs, {encoder.id}, {n_sent} sentence slots)")
+            if run == "warm":
+                assert rep.n_encoded == 0, "warm run re-encoded sentences"
+        print(f"warm/cold time ratio: {times[1] / times[0]:.3f} (cold/warm speed-up {times[0] / times[1]:.1f}x)")
 
 
 if __name__ == "__main__":
