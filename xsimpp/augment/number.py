@@ -129,7 +129,7 @@ def _new_value(slot: Slot, rng: random.Random) -> Optional[str]:
         h, mm = old.split(":")
         twelve = slot.context[0]
         hour = rng.randint(1, 12) if twelve else rng.randint(0, 23)
-        hs = str(hour).zfill(len(h)) if len(h) == 2 else str(hour)
+        hs = f"{hour:02d}" if h.startswith("0") else str(hour)  # keep "09:15" style, not "10" -> "07"
         return f"{hs}:{rng.randint(0, 59):02d}"
     if slot.kind == "ordinal":
         digits = re.match(r"\d+", old).group()
@@ -144,7 +144,8 @@ def _new_value(slot: Slot, rng: random.Random) -> Optional[str]:
         return str(int(old) + offset)
     if slot.kind == "day":
         days = calendar.monthrange(2001, slot.context[0] + 1)[1]  # non-leap year: always valid
-        return str(rng.randint(1, days)).zfill(len(old))
+        day = rng.randint(1, days)
+        return f"{day:02d}" if old.startswith("0") else str(day)
     if slot.kind == "number":
         return _same_shape_number(old, rng, slot.context[0])
     if slot.kind == "month":
