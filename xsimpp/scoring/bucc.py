@@ -74,7 +74,8 @@ def mine_candidates(
     Each direction uses ``min(k, size of the other side)`` neighbours, as LASER's mine_bitexts
     does, so a set smaller than k is scored instead of failing. The forward best of source i and
     the backward best of target j become candidates; a pair found both ways appears once, with
-    the larger of its two scores (they differ only through the float rounding of the average).
+    the larger of its two scores (equal here, as the margin is symmetric in x and y; the max is
+    the rule all the same, so a directional scorer would be handled).
     """
     if margin not in MARGINS:
         raise BadInputError(f"margin must be one of {', '.join(MARGINS)}, got '{margin}'")
