@@ -150,6 +150,42 @@ def build_laser(folder: Path, *, name: str = "laser2", embed_dim: int = 16, hidd
     return folder / f"{name}.pt"
 
 
+def cached(kind: str) -> Path:
+    """A tiny model built once per version of this file and reused (building costs ~10 s each).
+
+    Lives in $XSIMPP_TINY_MODELS or the temp folder, keyed by this file's checksum; built in a
+    temporary folder and renamed into place, so parallel test processes never see half a model."""
+    import hashlib
+    import os
+    import shutil
+    import tempfile
+
+    digest = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()[:12]
+    root = Path(os.environ.get("XSIMPP_TINY_MODELS") or Path(tempfile.gettempdir()) / f"xsimpp-tiny-{digest}")
+    final = root / kind
+    if not final.exists():
+        root.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{kind}-", dir=root))
+        try:
+            if kind == "bert":
+                build_bert(tmp / "m")
+            elif kind == "xlmr":
+                build_xlmr(tmp / "m")
+            elif kind in ("sbert", "labse"):
+                build_sbert(tmp / "m", cached("bert"), labse_style=kind == "labse")
+            elif kind == "laser":
+                build_laser(tmp / "m")
+            else:
+                raise ValueError(kind)
+            try:
+                os.replace(tmp / "m", final)
+            except OSError:  # another process won the race; its copy is identical
+                pass
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return final
+
+
 def build_all(root: Path) -> dict[str, Path]:
     root = Path(root)
     bert = build_bert(root / "bert")

@@ -14,6 +14,11 @@ BUILTIN: dict[str, str] = {
     "e5-small": "xsimpp.encoders.e5:E5Small",
     "use-m3": "xsimpp.encoders.use_m3:UseM3",
     "chargram": "xsimpp.encoders.chargram:CharGram",
+    "sbert": "xsimpp.encoders.sbert:SBert",
+    "labse": "xsimpp.encoders.labse:LaBSE",
+    "laser": "xsimpp.encoders.laser:Laser",
+    "onealigner": "xsimpp.encoders.onealigner:OneAligner",
+    "hf": "xsimpp.encoders.hf:HFEncoder",
 }
 ENTRY_POINT_GROUP = "xsimpp.encoders"
 

@@ -121,6 +121,9 @@ def load_transformer(folder: Path, *, adapter: str):
         raise MissingResourceError(f"{adapter} needs transformers: pip install 'transformers>=4.40'") from None
     if not (folder / "config.json").is_file():
         raise MissingResourceError(f"{adapter}: {folder} has no config.json, so it is not a Hugging Face model folder")
+    import transformers
+
+    transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bar inside our own progress bar
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(folder))
         model = AutoModel.from_pretrained(str(folder))

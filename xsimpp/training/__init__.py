@@ -1,0 +1,1 @@
+"""Finetuning of encoders (OneAligner's contrastive objective)."""
