@@ -100,3 +100,21 @@ def test_listing_commands(capsys):
     assert code == 0 and "e5-small" in out and "chargram" in out and "use-m3" in out
     code, out, _ = run_cli(capsys, "datasets")
     assert code == 0 and "flores200" in out and "demo" in out
+
+
+def test_parallel_files_with_augmented_targets(capsys, tmp_path):
+    src = write(tmp_path / "de.txt", ["Der Hund schläft.", "Die Katze isst.", "Es regnet in Berlin."])
+    tgt = write(tmp_path / "en.txt", ["The dog sleeps.", "The cat eats.", "It rains in Berlin."])
+    aug_dir = tmp_path / "aug"
+    aug_dir.mkdir()
+    write(aug_dir / "en_augmented.mine", ["The dog does not sleep.", "It rains in Paris."])
+    (aug_dir / "en_errtype.mine.json").write_text(json.dumps({
+        "The dog does not sleep.": {"src": "The dog sleeps.", "errtype": "causality"},
+        "It rains in Paris.": {"src": "It rains in Berlin.", "errtype": "entity"}}), encoding="utf-8")
+    code, out, err = run_cli(capsys, "eval", "--encoder", "chargram", "--src-file", src, "--tgt-file", tgt,
+                             "--langs", "de", "--target", "en", "--split", "mine", "--augmented", str(aug_dir),
+                             "--k", "2", "--no-progress", "--json", "--no-save")
+    assert code == 0, err
+    recs = {r["metric"]: r for r in map(json.loads, out.splitlines())}
+    assert recs["xsim++"]["n"] == 3 and recs["xsim++"]["src_lang"] == "de" and recs["xsim++"]["tgt_lang"] == "en"
+    assert recs["xsim++"]["signature"]["split"] == "mine"

@@ -21,7 +21,7 @@ def register(sub) -> None:
     p.add_argument("--split", help="dataset split (flores200: dev or devtest; default devtest)")
     p.add_argument("--langs", help="comma-separated source languages (kea,fur or kea_Latn,...)")
     p.add_argument("--target", help="target language (default: English of the dataset)")
-    p.add_argument("--src-file", help="line-aligned source file (instead of --dataset)")
+    p.add_argument("--src-file", help="line-aligned source file (instead of --dataset; --langs/--target name the sides)")
     p.add_argument("--tgt-file", help="line-aligned target file (instead of --dataset)")
     p.add_argument("--augmented", metavar="DIR|auto",
                    help="xsim++: folder with <target>_augmented.<split> + errtype JSON, or 'auto'")
@@ -76,11 +76,14 @@ def run(args) -> int:
     from ..results import ResultStore
 
     if args.src_file or args.tgt_file:
-        dataset = ParallelFiles(args.src_file or "", args.tgt_file or "", split=args.split or "custom")
+        # With files, --langs / --target only name the two sides (for results and for finding
+        # <target>_augmented.<split> with --augmented).
+        dataset = ParallelFiles(args.src_file or "", args.tgt_file or "", src_lang=args.langs or "src",
+                                tgt_lang=args.target or "tgt", split=args.split or "custom")
     else:
         dataset = get_dataset(args.dataset, args.split, args.data_dir)
     bitexts = _bitexts(args, dataset)  # read and validate all data before loading a model
-    tgt_lang = bitexts[0].tgt_lang if not args.both_directions else bitexts[0].tgt_lang
+    tgt_lang = bitexts[0].tgt_lang
     augmented = find_augmented(args.augmented, dataset, tgt_lang) if args.augmented else None
     encoder = create_encoder(args.encoder, **_encoder_options(args))
     cache = None if args.no_cache or encoder.kind != "vector" else EmbeddingCache(encoder.id, encoder.fingerprint, args.cache_dir)
