@@ -72,8 +72,6 @@ class Embedder:
     def __call__(self, sentences: Sequence[str], lang: str) -> np.ndarray:
         memo_key = (lang, text_checksum(sentences))
         if memo_key in self._memo:  # the same side asked for twice in one run (e.g. both directions)
-            if self.progress:
-                self.progress(len(sentences))
             return self._memo[memo_key]
         vecs, n_new = encode_cached(self.encoder, sentences, cache=self.cache, lang=lang, progress=self.progress)
         self.n_encoded += n_new
@@ -134,7 +132,12 @@ def evaluate_bitexts(
 
 
 def count_sentences(bitexts: Sequence[Bitext], augmented: AugmentedTargets | None) -> int:
-    total = sum(2 * len(bt) for bt in bitexts)
-    if augmented is not None:
-        total += len(augmented.lines) * sum(1 for bt in bitexts if bt.tgt_lang == augmented.lang)
+    """Sentences the run will look up or encode: each distinct side once (the progress total)."""
+    sides = {}
+    for bt in bitexts:
+        sides[(bt.src_lang, text_checksum(bt.src))] = len(bt.src)
+        sides[(bt.tgt_lang, text_checksum(bt.tgt))] = len(bt.tgt)
+    total = sum(sides.values())
+    if augmented is not None and any(bt.tgt_lang == augmented.lang for bt in bitexts):
+        total += len(augmented.lines)
     return total
