@@ -16,10 +16,12 @@ import numpy as np
 
 from .cache import EmbeddingCache
 from .datasets.base import Bitext
+from .datasets.bucc import BuccSplit
 from .encoders.base import Encoder
 from .errors import BadInputError
 from .evaluate import Embedder
 from .results import ResultRecord, Signature
+from .scoring.bucc import PRF, Candidates, CrossValidation
 from .scoring.tatoeba import MODES, TatoebaResult, macro_average, tatoeba_accuracy
 from .textio import atomic_write_text
 
@@ -185,8 +187,8 @@ def subset_checksum(*parts: str) -> str:
 class MinedSplit:
     """Candidates of one split in line space (after the filters), with their gold flags."""
 
-    data: "BuccSplit"
-    cands: "Candidates"
+    data: BuccSplit
+    cands: Candidates
     is_gold: np.ndarray
     n_gold: int
     n_mined: int  # candidates before the filters
@@ -202,9 +204,9 @@ class BuccReport:
     tune_split: str | None
     method: str  # "best-f1", "keep-fraction"
     optimistic: bool
-    result: "PRF"  # on the apply split at the chosen threshold
-    tuned: "PRF | None"  # on the tune split at its optimum (best-f1 only)
-    cv: "CrossValidation | None"
+    result: PRF  # on the apply split at the chosen threshold
+    tuned: PRF | None  # on the tune split at its optimum (best-f1 only)
+    cv: CrossValidation | None
     mined: dict[str, MinedSplit]
     params: dict
     records: list[ResultRecord] = field(default_factory=list)
@@ -212,7 +214,7 @@ class BuccReport:
     n_cached: int = 0
 
 
-def mine_split(encoder: Encoder, data, *, margin: str, k: int, digits: bool, max_edit_similarity: float | None,
+def mine_split(encoder: Encoder, data: BuccSplit, *, margin: str, k: int, digits: bool, max_edit_similarity: float | None,
                embed: Embedder | None, backend: str = "auto") -> MinedSplit:
     """Mine one split. Policy for duplicate sentences: mine over the distinct texts of each side
     (each is encoded once and occupies one place in every neighbourhood, as LASER's ``--unify``),
@@ -250,8 +252,8 @@ def mine_split(encoder: Encoder, data, *, margin: str, k: int, digits: bool, max
 
 def evaluate_bucc(
     encoder: Encoder,
-    apply,
-    tune=None,
+    apply: BuccSplit,
+    tune: BuccSplit | None = None,
     *,
     margin: str = "ratio",
     k: int = 4,
