@@ -27,9 +27,10 @@ Two-stage mode (``rerank_k=K``, for large target sets): mean-pooled token embedd
 layer, same tokens) retrieve each source's K nearest targets by cosine; BERTScore-F is computed
 only for those n*K pairs; the normalisation uses the full-matrix formula with each mean taken over
 the computed entries only (row: the K candidates; column: the sources that retrieved it, else
-the overall mean). Entries never computed get a floor below every computed score, so they can
-only be chosen when a source has fewer than K... never (K candidates always exist). The benchmark
-reports how often this changes the nearest neighbour compared with exact scoring.
+the overall mean). Entries never computed get a floor below every computed score, so a source's
+answer is always one of its K candidates. Because the means differ from the exact ones, the
+answer can change even when the exact one is among the candidates: benchmarks/bench_encoders.py
+measures how often (it is large on the demo set; prefer exact mode unless the targets are huge).
 """
 
 from __future__ import annotations
