@@ -126,3 +126,22 @@ def test_cli_eval_end_to_end_tiny_sbert(models, tmp_path, monkeypatch, capsys):
     assert "deu_Latn-eng_Latn" in first and "reused from cache: 0" in first
     assert main(argv) == 0  # second run: every sentence from the embedding cache
     assert "sentences encoded: 0" in capsys.readouterr().out
+
+
+def test_cli_hf_layer_and_pooling_flags_reach_the_encoder(models, capsys):
+    import json
+
+    from xsimpp.cli import main
+
+    base = ["eval", "--encoder", "hf", "--model", str(models["bert"]), "--dataset", "demo", "--langs", "deu",
+            "--no-progress", "--json", "--no-save"]
+    fingerprints = set()
+    for extra in (["--layer", "1", "--pooling", "mean"], ["--layer", "2", "--pooling", "cls"],
+                  ["--encoder-opt", "layer=2", "--pooling", "cls"]):
+        assert main(base + extra) == 0
+        rec = json.loads(capsys.readouterr().out.splitlines()[0])
+        fingerprints.add(rec["signature"]["encoder_fingerprint"])
+    # Different layer/pooling -> different encoder configs; --encoder-opt layer=2 == --layer 2.
+    assert len(fingerprints) == 2
+    assert main(base + ["--encoder-opt", "nonsense"]) == 2
+    assert "KEY=VALUE" in capsys.readouterr().err

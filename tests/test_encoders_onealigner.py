@@ -70,7 +70,9 @@ def test_bertscore_f_against_loops():
 
 
 def _lines(lang, start, n):
-    path = f"/work/shared/data/oldi-seed/{lang}"
+    from tiny_models import SEED
+
+    path = SEED / lang
     try:
         with open(path, encoding="utf-8") as fh:
             lines = fh.read().splitlines()

@@ -11,11 +11,13 @@ the weights are random. Seeds are fixed: the same call builds the same model.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
-SEED = Path("/work/shared/data/oldi-seed")
 REPO = Path(__file__).resolve().parent.parent
+# OLDI seed from the shared data folder ($XSIMPP_DATA_DIR, else ../shared/data beside the checkout).
+SEED = Path(os.environ.get("XSIMPP_DATA_DIR") or REPO.parent / "shared" / "data") / "oldi-seed"
 
 
 def corpus(n: int = 1500) -> list[str]:

@@ -56,3 +56,47 @@ def errtype_table(per_pair: dict[str, dict[str, int]]) -> str:
     cols = sorted({c for d in per_pair.values() for c in d}) or ["Misaligned"]
     body = [[pair] + [per_pair[pair].get(c, 0) for c in cols] for pair in per_pair]
     return tabulate(body, headers=["src-tgt"] + cols, tablefmt="grid")
+
+
+def add_encoder_options(p: argparse.ArgumentParser, default: str = "e5-small") -> None:
+    """The encoder flags every encoding command shares; each maps to a constructor keyword."""
+    p.add_argument("--encoder", default=default, help="registered encoder name (see `xsimpp encoders`)")
+    p.add_argument("--model", help="model name or local path for adapters that take one")
+    p.add_argument("--batch-size", type=int,
+                   help="encoder batch size (onealigner: the normalisation tile, which changes scores; 0 = full matrix)")
+    p.add_argument("--layer", type=int, help="hf/onealigner: hidden layer to pool (0 = embeddings, negative from the top)")
+    p.add_argument("--pooling", choices=("mean", "cls"), help="hf: pooling over tokens")
+    p.add_argument("--device", help="torch device for torch encoders (cpu, cuda, cuda:1)")
+    p.add_argument("--max-length", type=int, help="truncate inputs to this many tokens (torch encoders)")
+    p.add_argument("--rerank-k", type=int, help="onealigner: two-stage mode, rescore the top K by mean-pooled cosine")
+    p.add_argument("--encoder-opt", action="append", default=[], metavar="KEY=VALUE",
+                   help="any other constructor option of the encoder (repeatable)")
+
+
+def _parse_value(text: str):
+    low = text.lower()
+    if low in ("true", "false"):
+        return low == "true"
+    for cast in (int, float):
+        try:
+            return cast(text)
+        except ValueError:
+            pass
+    return text
+
+
+def encoder_options(args) -> dict:
+    """Keyword arguments for ``create_encoder`` from the flags that were given (others untouched)."""
+    from ..errors import BadInputError
+
+    opts = {}
+    for flag in ("model", "batch_size", "layer", "pooling", "device", "max_length", "rerank_k"):
+        value = getattr(args, flag, None)
+        if value is not None:
+            opts[flag] = value
+    for item in getattr(args, "encoder_opt", None) or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise BadInputError(f"--encoder-opt takes KEY=VALUE, got '{item}'")
+        opts[key.strip().replace("-", "_")] = _parse_value(value.strip())
+    return opts

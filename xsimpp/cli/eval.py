@@ -8,15 +8,14 @@ import sys
 
 from tabulate import tabulate
 
-from .common import add_data_dir_option, add_scoring_options, errtype_table, progress_bar, xsim_table
+from .common import (add_data_dir_option, add_encoder_options, add_scoring_options, encoder_options, errtype_table,
+                     progress_bar, xsim_table)
 
 
 def register(sub) -> None:
     p = sub.add_parser("eval", help="xsim / xsim++ error rates of an encoder",
                        description="Encode (with cache) and score xsim, and xsim++ with --augmented.")
-    p.add_argument("--encoder", default="e5-small", help="registered encoder name (see `xsimpp encoders`)")
-    p.add_argument("--model", help="model name or local path for adapters that take one")
-    p.add_argument("--batch-size", type=int, help="encoder batch size")
+    add_encoder_options(p)
     p.add_argument("--dataset", default="flores200", help="flores200 (default), tatoeba, demo")
     p.add_argument("--split", help="dataset split (flores200: dev or devtest; default devtest)")
     p.add_argument("--langs", help="comma-separated source languages (kea,fur or kea_Latn,...)")
@@ -36,15 +35,6 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="print the result records as JSON lines")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     p.set_defaults(func=run)
-
-
-def _encoder_options(args) -> dict:
-    opts = {}
-    if args.model:
-        opts["model"] = args.model
-    if args.batch_size:
-        opts["batch_size"] = args.batch_size
-    return opts
 
 
 def _bitexts(args, dataset):
@@ -85,7 +75,7 @@ def run(args) -> int:
     bitexts = _bitexts(args, dataset)  # read and validate all data before loading a model
     tgt_lang = bitexts[0].tgt_lang
     augmented = find_augmented(args.augmented, dataset, tgt_lang) if args.augmented else None
-    encoder = create_encoder(args.encoder, **_encoder_options(args))
+    encoder = create_encoder(args.encoder, **encoder_options(args))
     cache = None if args.no_cache or encoder.kind != "vector" else EmbeddingCache(encoder.id, encoder.fingerprint, args.cache_dir)
     total = count_sentences(bitexts, augmented)
     with progress_bar(total, f"encoding ({encoder.id})", enabled=not args.no_progress) as update:
