@@ -13,15 +13,21 @@ def register(sub) -> None:
 def run(args) -> int:
     from ..encoders import registry
 
-    rows = []
+    rows, hints = [], []
     for name, entry in sorted(registry().items()):
         try:
             cls = entry.load_class()
-            reqs = cls.requirements()
-            status = "ready" if all(r.installed for r in reqs) else "missing: " + "; ".join(
-                f"{r.name} ({r.how_to_get})" for r in reqs if not r.installed)
+            missing = [r for r in cls.requirements() if not r.installed]
+            status = "ready" if not missing else "missing: " + ", ".join(r.name for r in missing)
+            hints += [f"{name}: {r.name}: {r.how_to_get}" for r in missing]
             rows.append([name, cls.kind, status, entry.source, cls.description])
         except ImportError as e:
-            rows.append([name, "?", f"cannot load: {e}", entry.source, ""])
-    print(tabulate(rows, headers=["encoder", "kind", "status", "from", "description"], tablefmt="simple"))
+            rows.append([name, "?", "cannot load", entry.source, ""])
+            hints.append(f"{name}: {e}")
+    print(tabulate(rows, headers=["encoder", "kind", "status", "from", "description"], tablefmt="simple",
+                   maxcolwidths=[None, None, 36, None, 70]))
+    if hints:
+        print("\nto get the missing parts:")
+        for h in hints:
+            print(f"  {h}")
     return 0
