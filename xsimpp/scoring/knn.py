@@ -140,6 +140,97 @@ def _merge_topk(
     return np.take_along_axis(vals, order, axis=1), np.take_along_axis(idx, order, axis=1)
 
 
+# --- filtered exact selection ------------------------------------------------------------------
+#
+# torch.topk / argpartition over every row *and* every column of a 1012 x 45000 block cost more
+# than the GEMM that made it. Most of that work is wasted: only ~k values per line matter. So:
+#   1. split each line into G disjoint groups (members q, q+G, q+2G, ...: a strided split, so the
+#      reduction runs over a leading/middle axis with a contiguous inner axis and vectorises);
+#   2. the k-th largest of the G group maxima, tau, is a LOWER bound on the line's k-th largest
+#      value (k distinct groups each hold an element >= tau);
+#   3. every element >= tau lies in a group whose maximum is >= tau, so only those groups are
+#      gathered; a stable exact sort of the gathered (line, -value, index) triples then yields
+#      the top-k. Every value tied with the k-th is >= tau and so is gathered: ties resolve to the
+#      lowest index exactly as the plain stable sort does, with no repair step.
+# Values are the block's own float32 values, so results equal the plain path bit for bit.
+
+
+def _group_count(n: int, k: int, group: int) -> int:
+    """Number of groups: ~n/group, but at least k (tau needs k groups) and at most n."""
+    return max(min(n, k), min(n, max(1, n // group)))
+
+
+def _group_max(block: np.ndarray, axis: int, n_groups: int) -> np.ndarray:
+    """Maxima of the strided groups (index mod n_groups) along ``axis``; (R, G) or (G, N)."""
+    n = block.shape[axis]
+    full = n // n_groups  # members every group has; the first n % n_groups groups have one more
+    tail = n - full * n_groups
+    if axis == 1:
+        r = block.shape[0]
+        gm = block[:, : full * n_groups].reshape(r, full, n_groups).max(axis=1)
+        if tail:
+            np.maximum(gm[:, :tail], block[:, full * n_groups :], out=gm[:, :tail])
+    else:
+        c = block.shape[1]
+        gm = block[: full * n_groups].reshape(full, n_groups, c).max(axis=0)
+        if tail:
+            np.maximum(gm[:tail], block[full * n_groups :], out=gm[:tail])
+    return gm
+
+
+def _kth_largest(a: np.ndarray, k: int, axis: int) -> np.ndarray:
+    n = a.shape[axis]
+    if k == n:
+        return a.min(axis=axis)
+    return np.take(np.partition(a, n - k, axis=axis), n - k, axis=axis)
+
+
+def _first_k_per_line(line: np.ndarray, other: np.ndarray, vals: np.ndarray, n_lines: int, k: int):
+    """(n_lines, k) top-k by (value desc, index asc) from triples; every line has >= k triples."""
+    order = np.lexsort((other, -vals, line))
+    line, other, vals = line[order], other[order], vals[order]
+    counts = np.bincount(line, minlength=n_lines)
+    starts = np.cumsum(counts) - counts
+    keep = (np.arange(len(line)) - starts[line]) < k
+    return vals[keep].reshape(n_lines, k), other[keep].reshape(n_lines, k).astype(np.int64, copy=False)
+
+
+def _gather_groups(block: np.ndarray, axis: int, n_groups: int, gm: np.ndarray, tau: np.ndarray):
+    """(line, other index, value) of every element >= tau[line] along ``axis`` (line = row for
+    axis=1, column for axis=0), visiting only groups whose maximum reaches tau."""
+    n = block.shape[axis]
+    members = -(-n // n_groups)
+    if axis == 1:
+        lines, groups = np.nonzero(gm >= tau[:, None])
+    else:
+        groups, lines = np.nonzero(gm >= tau[None, :])
+    idx = groups[:, None] + n_groups * np.arange(members)[None, :]
+    lines = np.broadcast_to(lines[:, None], idx.shape)
+    ok = idx < n
+    idx, lines = idx[ok], lines[ok]
+    vals = block[lines, idx] if axis == 1 else block[idx, lines]
+    hit = vals >= tau[lines]
+    return lines[hit], idx[hit], vals[hit]
+
+
+FWD_GROUP, BWD_GROUP = 32, 16  # members per group; smaller groups gather less, larger reduce faster
+
+
+def _filtered_topk(block: np.ndarray, k: int, axis: int) -> tuple[np.ndarray, np.ndarray]:
+    """Exact stable top-k of every line along ``axis`` (same contract as _sorted_topk)."""
+    n_lines, n = block.shape[1 - axis], block.shape[axis]
+    k = min(k, n)
+    g = _group_count(n, k, FWD_GROUP if axis == 1 else BWD_GROUP)
+    gm = _group_max(block, axis, g)
+    tau = _kth_largest(gm, k, axis)
+    lines, idx, vals = _gather_groups(block, axis, g, gm, tau)
+    vals, idx = _first_k_per_line(lines, idx, vals, n_lines, k)
+    return np.ascontiguousarray(vals, dtype=np.float32), idx
+
+
+SELECTS = ("auto", "filter", "sort")
+
+
 @dataclass(frozen=True)
 class TopK:
     """Forward (rows of x over y) and backward (rows of y over x) nearest neighbours."""
@@ -161,8 +252,14 @@ def _row_blocks_from_similarity(sim: np.ndarray, block_rows: int) -> Iterator[tu
         yield start, np.asarray(sim[start : start + block_rows], dtype=np.float32)
 
 
-def block_rows_for(n_cols: int, block_bytes: int = DEFAULT_BLOCK_BYTES) -> int:
-    return max(1, min(65536, block_bytes // max(1, 4 * n_cols)))
+# Bytes per similarity value that one block costs at its peak: the float32 block itself (4) plus
+# the filter's group maxima and gathers (well under 1) and BLAS/temporary slack; measured peak
+# extra allocation stays under block_bytes (tests/test_fastpaths.py checks it with tracemalloc).
+BLOCK_BYTES_PER_VALUE = 5
+
+
+def block_rows_for(n_cols: int, block_bytes: int = DEFAULT_BLOCK_BYTES, bytes_per_value: int = 4) -> int:
+    return max(1, min(65536, block_bytes // max(1, bytes_per_value * n_cols)))
 
 
 def topk_both(
@@ -174,12 +271,21 @@ def topk_both(
     k_bwd: int | None = 4,
     block_rows: int | None = None,
     backend: str = "auto",
+    select: str = "auto",
+    block_bytes: int | None = None,
 ) -> TopK:
     """Top-k neighbours both ways from one pass over the similarity matrix.
 
     Give normalised vectors ``x`` (n_x, d) and ``y`` (n_y, d), or a precomputed ``similarity``
     (n_x, n_y). ``k_bwd=None`` skips the backward direction (absolute margin needs none).
+
+    ``select``: ``filter`` (default for ``auto``) gathers only the groups that can hold a top-k
+    value (see above); ``sort`` is the plain per-line selection with ``backend`` (numpy or
+    torch.topk). Both return identical arrays. ``block_bytes`` bounds one block and its selection
+    temporaries (default 256 MiB); ``block_rows`` overrides it.
     """
+    if select not in SELECTS:
+        raise BadInputError(f"select must be one of {', '.join(SELECTS)}, got '{select}'")
     if similarity is not None:
         sim = np.asarray(similarity)
         if sim.ndim != 2 or 0 in sim.shape:
@@ -187,14 +293,14 @@ def topk_both(
         if not np.isfinite(sim).all():
             raise BadInputError("similarity matrix has NaN or infinite values")
         n_x, n_y = sim.shape
-        rows = block_rows or block_rows_for(n_y)
+        rows = block_rows or block_rows_for(n_y, block_bytes or DEFAULT_BLOCK_BYTES, BLOCK_BYTES_PER_VALUE)
         blocks = _row_blocks_from_similarity(sim, rows)
     else:
         assert x is not None and y is not None
         if x.shape[1] != y.shape[1]:
             raise BadInputError(f"source and target embeddings differ in dimension ({x.shape[1]} vs {y.shape[1]})")
         n_x, n_y = x.shape[0], y.shape[0]
-        rows = block_rows or block_rows_for(n_y)
+        rows = block_rows or block_rows_for(n_y, block_bytes or DEFAULT_BLOCK_BYTES, BLOCK_BYTES_PER_VALUE)
         blocks = _row_blocks_from_vectors(x, y, rows)
     check_k(k_fwd, n_y, "target set")
     if k_bwd is not None:
@@ -204,12 +310,20 @@ def topk_both(
     fwd_sim = np.empty((n_x, k_fwd), dtype=np.float32)
     fwd_idx = np.empty((n_x, k_fwd), dtype=np.int64)
     bwd_sim = bwd_idx = None
+    filtered = select != "sort"
     for start, block in blocks:
         stop = start + block.shape[0]
-        fwd_sim[start:stop], fwd_idx[start:stop] = _sorted_topk(block, k_fwd, 0, axis=1, backend=backend)
+        if filtered:
+            fwd_sim[start:stop], fwd_idx[start:stop] = _filtered_topk(block, k_fwd, axis=1)
+        else:
+            fwd_sim[start:stop], fwd_idx[start:stop] = _sorted_topk(block, k_fwd, 0, axis=1, backend=backend)
         if k_bwd is not None:
             kb = min(k_bwd, block.shape[0])
-            vals, idx = _sorted_topk(block, kb, start, axis=0, backend=backend)
+            if filtered:
+                vals, idx = _filtered_topk(block, kb, axis=0)
+                idx += start
+            else:
+                vals, idx = _sorted_topk(block, kb, start, axis=0, backend=backend)
             if bwd_sim is None:
                 bwd_sim, bwd_idx = vals, idx
             else:
@@ -273,6 +387,8 @@ def margin_knn(
     block_rows: int | None = None,
     normalize: bool = True,
     backend: str = "auto",
+    select: str = "auto",
+    block_bytes: int | None = None,
 ) -> MarginKNN:
     """Margin-based kNN (Artetxe & Schwenk 2019) of x over y, and optionally of y over x.
 
@@ -289,9 +405,10 @@ def margin_knn(
             y = l2_normalize(y, "target embeddings")
     if margin == "absolute":
         top = topk_both(x, y, similarity=similarity, k_fwd=1, k_bwd=1 if backward else None, block_rows=block_rows,
-                         backend=backend)
+                         backend=backend, select=select, block_bytes=block_bytes)
         return MarginKNN(margin, 1, top.fwd_idx, top.fwd_sim, top.bwd_idx, top.bwd_sim)
-    top = topk_both(x, y, similarity=similarity, k_fwd=k, k_bwd=k, block_rows=block_rows, backend=backend)
+    top = topk_both(x, y, similarity=similarity, k_fwd=k, k_bwd=k, block_rows=block_rows, backend=backend,
+                    select=select, block_bytes=block_bytes)
     avg_x = top.fwd_sim.mean(axis=1)
     avg_y = top.bwd_sim.mean(axis=1)
     fwd_score = margin_scores(top.fwd_sim, top.fwd_idx, avg_x, avg_y, margin)
@@ -311,7 +428,10 @@ def nearest_neighbors(
     k: int = 4,
     block_rows: int | None = None,
     backend: str = "auto",
+    select: str = "auto",
+    block_bytes: int | None = None,
 ) -> np.ndarray:
     """Index into y of the best margin-scored neighbour of every row of x."""
-    knn = margin_knn(x, y, similarity=similarity, margin=margin, k=k, block_rows=block_rows, backend=backend)
+    knn = margin_knn(x, y, similarity=similarity, margin=margin, k=k, block_rows=block_rows, backend=backend,
+                     select=select, block_bytes=block_bytes)
     return knn.forward_best()[0]
