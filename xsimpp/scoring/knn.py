@@ -241,10 +241,30 @@ class TopK:
     bwd_idx: np.ndarray | None
 
 
+# OpenBLAS/MKL compute every element of a large sgemm as one fused multiply-add chain over the
+# dimension, in order, whatever the output shape; but 1-row/1-column products go to gemv and tiny
+# ones to "small matrix" kernels, which sum in another order (last-bit differences). Padding such
+# products to a size that takes the main kernel makes every element's value independent of how
+# the matrix was tiled, so block sizes, shards and fast paths all see the same float32 bits
+# (tests/test_fastpaths.py checks this against the full product).
+_MIN_GEMM_SIDE = 128
+_MIN_GEMM_MNK = 2_000_000
+
+
+def gemm_nt(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a @ b.T`` in float32 with tiling-independent element values (see above)."""
+    m, n, d = a.shape[0], b.shape[0], a.shape[1]
+    side = max(_MIN_GEMM_SIDE, int(np.ceil(np.sqrt(_MIN_GEMM_MNK / max(1, d)))))
+    if min(m, n) >= side or (m * n * d >= _MIN_GEMM_MNK and min(m, n) >= 2):
+        return a @ b.T  # a transposed view: BLAS reads it as is, no copy
+    pa = a if m >= side else np.concatenate([a, np.zeros((side - m, d), a.dtype)])
+    pb = b if n >= side else np.concatenate([b, np.zeros((side - n, d), b.dtype)])
+    return np.ascontiguousarray((pa @ pb.T)[:m, :n])
+
+
 def _row_blocks_from_vectors(x: np.ndarray, y: np.ndarray, block_rows: int) -> Iterator[tuple[int, np.ndarray]]:
-    yt = y.T  # a transposed view: BLAS reads it as is, no 70 MB copy
     for start in range(0, x.shape[0], block_rows):
-        yield start, x[start : start + block_rows] @ yt
+        yield start, gemm_nt(x[start : start + block_rows], y)
 
 
 def _row_blocks_from_similarity(sim: np.ndarray, block_rows: int) -> Iterator[tuple[int, np.ndarray]]:

@@ -1,0 +1,301 @@
+"""Sharded, resumable, memory-bounded exact margin kNN over large sets (BUCC-style mining at scale).
+
+The in-memory engine (``scoring.knn.topk_both``) keeps both inputs and the backward top-k in
+memory. At millions of sentences a run takes hours, so it must survive being killed, and its
+memory must be set by the user rather than by the input size. This module:
+
+- splits the sources into *shards* of ``shard_rows`` rows; a shard is an independent task: its
+  forward top-k (its rows over all targets) and its backward partial (all targets over its rows);
+- streams the targets in tiles of ``tile_cols`` rows, read from .npy files with positioned reads
+  (no mmap, so resident memory holds only the tile in use, not every page ever touched);
+- writes each shard's four arrays atomically (``textio.atomic_save_npy``) and then a ``done``
+  marker, so a killed run leaves only whole shards; a rerun with the same inputs skips them;
+- merges the backward partials (an associative, order-independent merge on (value desc, index
+  asc)), computes the margins and writes the result atomically.
+
+Results equal ``margin_knn(x, y, backward=True)`` bit for bit: the same normalisation, the same
+tiling-independent GEMM values (``knn.gemm_nt``), the same exact stable selection and the same
+float32 margin arithmetic. Shards being independent is what makes the path to a cluster short:
+each shard is one Ray/Dask task writing its own files (docs/scaling.md).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .errors import BadInputError
+from .scoring.knn import (BLOCK_BYTES_PER_VALUE, MARGINS, MarginKNN, _filtered_topk, _merge_topk, check_k, gemm_nt,
+                          l2_normalize, margin_scores)
+from .textio import atomic_save_npy, atomic_write_json
+
+log = logging.getLogger(__name__)
+
+FORMAT_VERSION = 1
+_UNITS = {"": 1, "b": 1, "k": 2**10, "kb": 2**10, "kib": 2**10, "m": 2**20, "mb": 2**20, "mib": 2**20,
+          "g": 2**30, "gb": 2**30, "gib": 2**30, "t": 2**40, "tb": 2**40, "tib": 2**40}
+
+
+def parse_memory(text: str | int) -> int:
+    """'4GB', '512MiB', '1.5G', or a byte count. Binary units: a '4GB' budget is 4 GiB."""
+    if isinstance(text, (int, np.integer)):
+        return int(text)
+    m = re.fullmatch(r"\s*([0-9]*\.?[0-9]+)\s*([a-zA-Z]*)\s*", str(text))
+    if not m or m.group(2).lower() not in _UNITS:
+        raise BadInputError(f"cannot read memory size {text!r}; use e.g. 4GB, 512MB or a byte count")
+    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+
+
+class RowSource:
+    """Rows of an in-memory array or of a .npy file (float16/float32/float64, C order)."""
+
+    def __init__(self, data: np.ndarray | str | os.PathLike, name: str):
+        self.name = name
+        self.path: Path | None = None
+        if isinstance(data, (str, os.PathLike)):
+            self.path = Path(data)
+            if not self.path.is_file():
+                raise BadInputError(f"{name}: embedding file not found: {self.path}")
+            try:
+                mm = np.load(self.path, mmap_mode="r", allow_pickle=False)
+            except ValueError as e:
+                raise BadInputError(f"{name}: {self.path} is not a readable .npy file ({e})") from None
+            if mm.ndim != 2 or not mm.flags.c_contiguous or mm.dtype.kind != "f":
+                raise BadInputError(f"{name}: {self.path} must hold a C-order 2-D float array, got {mm.dtype} {mm.shape}")
+            self.shape, self.dtype, self._offset = mm.shape, mm.dtype, mm.offset
+            del mm  # header only: rows are read with positioned reads
+            self._array = None
+        else:
+            a = np.asarray(data)
+            if a.ndim != 2:
+                raise BadInputError(f"{name} must be a 2-D array (sentences x dimensions), got shape {a.shape}")
+            self.shape, self.dtype, self._array = a.shape, a.dtype, a
+        if self.shape[0] == 0:
+            raise BadInputError(f"{name} is empty (0 sentences)")
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def raw(self, start: int, stop: int) -> np.ndarray:
+        if self._array is not None:
+            return self._array[start:stop]
+        row = self.shape[1] * self.dtype.itemsize
+        out = np.empty((stop - start, self.shape[1]), dtype=self.dtype)
+        with open(self.path, "rb") as f:
+            f.seek(self._offset + start * row)
+            if f.readinto(memoryview(out).cast("B")) != out.nbytes:
+                raise BadInputError(f"{self.name}: {self.path} is shorter than its header says")
+        return out
+
+    def normalized(self, start: int, stop: int) -> np.ndarray:
+        """float32 unit rows; l2_normalize works row by row, so a slice equals the whole's slice."""
+        a = self.raw(start, stop)
+        try:
+            return l2_normalize(a, self.name)
+        except BadInputError:
+            a = np.asarray(a, dtype=np.float64)
+            bad = np.flatnonzero(~np.isfinite(a).all(axis=1) | ~(np.abs(a).sum(axis=1) > 0))
+            raise BadInputError(f"{self.name} row {start + int(bad[0])} is all-zero or has NaN/inf values; "
+                                "cosine is undefined") from None
+
+    def fingerprint(self, chunk_rows: int = 65536) -> str:
+        """sha256 of shape, dtype and every value: a resumed run must see the very same input."""
+        h = hashlib.sha256(f"{self.shape}|{self.dtype.str}".encode())
+        for start in range(0, len(self), chunk_rows):
+            h.update(np.ascontiguousarray(self.raw(start, min(len(self), start + chunk_rows))).tobytes())
+        return h.hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class MiningPlan:
+    n_src: int
+    n_tgt: int
+    dim: int
+    k: int
+    shard_rows: int
+    tile_cols: int
+    max_memory: int
+    est_peak_bytes: int  # the engine's own arrays at their peak; the interpreter comes on top
+
+    @property
+    def n_shards(self) -> int:
+        return -(-self.n_src // self.shard_rows)
+
+
+def _fixed_bytes(n_src: int, n_tgt: int, k: int) -> int:
+    # Final top-k both ways (float32 + int64), the margin scores, and the merge temporaries
+    # (concatenation + lexsort of two (n, k) partials), plus one shard's backward partial.
+    per = k * (4 + 8)
+    return 3 * (n_src + n_tgt) * per + 3 * n_tgt * per
+
+
+def _work_bytes(shard_rows: int, tile_cols: int, dim: int, k: int) -> int:
+    # raw + normalised copies of a shard and a tile, the similarity block with its selection
+    # temporaries, and the shard's forward merge state.
+    return (8 * (shard_rows + tile_cols) * dim + BLOCK_BYTES_PER_VALUE * shard_rows * tile_cols
+            + 4 * shard_rows * k * 12)
+
+
+def plan_mining(n_src: int, n_tgt: int, dim: int, k: int, max_memory: int | str,
+                shard_rows: int | None = None, tile_cols: int | None = None) -> MiningPlan:
+    """Largest shard and tile that keep the engine's arrays under ``max_memory``."""
+    budget = parse_memory(max_memory)
+    fixed = _fixed_bytes(n_src, n_tgt, k)
+    work = budget - fixed
+    tile = tile_cols or min(n_tgt, 32768)
+    if shard_rows is None:
+        # Largest shard for this tile; shrink the tile when even 256 rows do not fit.
+        while True:
+            rows = (work - 8 * tile * dim) // (BLOCK_BYTES_PER_VALUE * tile + 8 * dim + 48 * k)
+            if rows >= min(256, n_src) or tile <= 256 or tile_cols:
+                break
+            tile //= 2
+        shard_rows = int(min(n_src, rows, 65536))
+    need = fixed + _work_bytes(max(1, shard_rows), tile, dim, k)
+    if shard_rows < 1 or need > budget:
+        least = fixed + _work_bytes(1, min(tile, 256), dim, k)
+        raise BadInputError(f"--max-memory {budget / 2**20:.0f} MiB is too small for {n_src} x {n_tgt} sentences "
+                            f"(d={dim}, k={k}): the top-k results alone need {fixed / 2**20:.0f} MiB; "
+                            f"give at least {least / 2**20 * 1.25:.0f} MiB")
+    return MiningPlan(n_src, n_tgt, dim, k, int(shard_rows), int(tile), budget, int(need))
+
+
+@dataclass(frozen=True)
+class MiningResult:
+    knn: MarginKNN
+    plan: MiningPlan
+    shards_computed: int  # this run
+    shards_reused: int  # found complete on disk (resumed)
+
+
+def _shard_paths(out: Path, i: int) -> dict[str, Path]:
+    stem = out / "shards" / f"shard-{i:05d}"
+    return {key: Path(f"{stem}.{key}.npy") for key in ("fwd_sim", "fwd_idx", "bwd_sim", "bwd_idx")} | {
+        "done": Path(f"{stem}.done.json")}
+
+
+def compute_shard(src: RowSource, tgt: RowSource, plan: MiningPlan, i: int) -> dict[str, np.ndarray]:
+    """Forward top-k of shard i's rows over all targets, and all targets' top-k over shard i."""
+    a, b = i * plan.shard_rows, min(plan.n_src, (i + 1) * plan.shard_rows)
+    xs = src.normalized(a, b)
+    kf, kb = plan.k, min(plan.k, b - a)
+    fwd_sim = fwd_idx = None
+    bwd_sim = np.empty((plan.n_tgt, kb), np.float32)
+    bwd_idx = np.empty((plan.n_tgt, kb), np.int64)
+    for c in range(0, plan.n_tgt, plan.tile_cols):
+        d = min(plan.n_tgt, c + plan.tile_cols)
+        block = gemm_nt(xs, tgt.normalized(c, d))
+        vals, idx = _filtered_topk(block, kf, axis=1)
+        idx += c
+        if fwd_sim is None:
+            fwd_sim, fwd_idx = vals, idx
+        else:  # tiles come in index order, so the stable merge keeps lower indices first on ties
+            fwd_sim, fwd_idx = _merge_topk(fwd_sim, fwd_idx, vals, idx, kf)
+        bwd_sim[c:d], bwd_idx[c:d] = _filtered_topk(block, kb, axis=0)
+        del block
+    bwd_idx += a
+    return {"fwd_sim": np.ascontiguousarray(fwd_sim), "fwd_idx": np.ascontiguousarray(fwd_idx),
+            "bwd_sim": bwd_sim, "bwd_idx": bwd_idx}
+
+
+def mine(
+    src: np.ndarray | str | os.PathLike,
+    tgt: np.ndarray | str | os.PathLike,
+    out_dir: str | os.PathLike,
+    *,
+    margin: str = "ratio",
+    k: int = 4,
+    max_memory: int | str = "4GB",
+    shard_rows: int | None = None,
+    tile_cols: int | None = None,
+    max_shards: int | None = None,
+    keep_shards: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> MiningResult | None:
+    """Exact margin kNN of src over tgt and tgt over src, sharded on disk under ``out_dir``.
+
+    Rerunning with the same inputs and k resumes: complete shards are reused (their layout comes
+    from the first run's manifest, whatever ``max_memory`` says now). ``max_shards`` computes at
+    most that many new shards and returns None when work is left (benchmarks, time-boxed jobs).
+    Result files: ``fwd_idx.npy``, ``fwd_score.npy``, ``bwd_idx.npy``, ``bwd_score.npy`` (+ the
+    cosines ``fwd_sim.npy``/``bwd_sim.npy``).
+    """
+    if margin not in MARGINS:
+        raise BadInputError(f"margin must be one of {', '.join(MARGINS)}, got '{margin}'")
+    s, t = RowSource(src, "source embeddings"), RowSource(tgt, "target embeddings")
+    if s.shape[1] != t.shape[1]:
+        raise BadInputError(f"source and target embeddings differ in dimension ({s.shape[1]} vs {t.shape[1]})")
+    kk = 1 if margin == "absolute" else k
+    check_k(kk, len(t), "target set")
+    check_k(kk, len(s), "source set")
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    manifest_path = out / "manifest.json"
+    ident = {"format": FORMAT_VERSION, "src": s.fingerprint(), "tgt": t.fingerprint(), "k": kk,
+             "n_src": len(s), "n_tgt": len(t), "dim": s.shape[1]}
+    plan = None
+    if manifest_path.is_file():
+        old = json.loads(manifest_path.read_text())
+        if old.get("ident") == ident:
+            plan = MiningPlan(**old["plan"])
+            log.info("resuming %s: %d-row shards", out, plan.shard_rows)
+        else:
+            raise BadInputError(f"{out} holds a mining run of other inputs or settings; use a new --out folder "
+                                "or delete it")
+    if plan is None:
+        plan = plan_mining(len(s), len(t), s.shape[1], kk, max_memory, shard_rows, tile_cols)
+        atomic_write_json(manifest_path, {"ident": ident, "plan": asdict(plan)})
+    computed = reused = 0
+    for i in range(plan.n_shards):
+        paths = _shard_paths(out, i)
+        if paths["done"].is_file():
+            reused += 1
+        else:
+            if max_shards is not None and computed >= max_shards:
+                return None
+            arrays = compute_shard(s, t, plan, i)
+            for key, arr in arrays.items():
+                atomic_save_npy(paths[key], arr)
+            atomic_write_json(paths["done"], {"shard": i, "rows": [i * plan.shard_rows,
+                                                                   min(plan.n_src, (i + 1) * plan.shard_rows)]})
+            computed += 1
+        if progress:
+            progress(i + 1, plan.n_shards)
+    knn = _finish(out, plan, margin)
+    if not keep_shards:
+        for i in range(plan.n_shards):
+            for p in _shard_paths(out, i).values():
+                p.unlink(missing_ok=True)
+    return MiningResult(knn, plan, computed, reused)
+
+
+def _finish(out: Path, plan: MiningPlan, margin: str) -> MarginKNN:
+    fwd_sim = np.empty((plan.n_src, plan.k), np.float32)
+    fwd_idx = np.empty((plan.n_src, plan.k), np.int64)
+    bwd_sim = bwd_idx = None
+    for i in range(plan.n_shards):
+        p = _shard_paths(out, i)
+        a, b = i * plan.shard_rows, min(plan.n_src, (i + 1) * plan.shard_rows)
+        fwd_sim[a:b], fwd_idx[a:b] = np.load(p["fwd_sim"]), np.load(p["fwd_idx"])
+        vs, vi = np.load(p["bwd_sim"]), np.load(p["bwd_idx"])
+        # Shards merge in source order; the merge sorts by (value desc, index asc) anyway, so the
+        # order would not matter (a cluster may finish them in any order).
+        bwd_sim, bwd_idx = (vs, vi) if bwd_sim is None else _merge_topk(bwd_sim, bwd_idx, vs, vi, plan.k)
+    if margin == "absolute":
+        fwd_score, bwd_score = fwd_sim, bwd_sim
+    else:
+        avg_x, avg_y = fwd_sim.mean(axis=1), bwd_sim.mean(axis=1)
+        fwd_score = margin_scores(fwd_sim, fwd_idx, avg_x, avg_y, margin)
+        bwd_score = margin_scores(bwd_sim, bwd_idx, avg_y, avg_x, margin)
+    for name, arr in (("fwd_sim", fwd_sim), ("fwd_idx", fwd_idx), ("fwd_score", fwd_score), ("bwd_sim", bwd_sim),
+                      ("bwd_idx", bwd_idx), ("bwd_score", bwd_score)):
+        atomic_save_npy(out / f"{name}.npy", np.ascontiguousarray(arr))
+    return MarginKNN(margin, plan.k, fwd_idx, fwd_score, bwd_idx, bwd_score)
