@@ -13,7 +13,7 @@ from xsimpp.errors import BadInputError
 from xsimpp.mining_eval import bucc_rows, evaluate_bucc
 from xsimpp.scoring.bucc import (Candidates, cross_validate, digit_filter, digit_sequences, edit_filter,
                                  evaluate_threshold, expand_duplicates, gold_mask, keep_fraction_threshold,
-                                 tune_threshold, unify_pairs, unique_texts)
+                                 one_to_one, tune_threshold, unify_pairs, unique_texts)
 from xsimpp.scoring.bucc import mine_candidates as _mine_candidates
 
 
@@ -75,6 +75,16 @@ def test_k_larger_than_the_set_equals_k_of_the_set():
 def test_pair_found_both_ways_is_kept_once_with_max_score():
     c = unify_pairs(np.array([0, 1, 0]), np.array([2, 1, 2]), np.array([1.0, 0.5, 1.5], dtype=np.float32))
     assert list(zip(c.src.tolist(), c.tgt.tolist(), c.score.tolist())) == [(0, 2, 1.5), (1, 1, 0.5)]
+
+
+def test_one_to_one_is_greedy_by_score():
+    # (0,1) 0.9 wins; (0,2) shares source 0 and (2,1) target 1: both go; (1,2) is free.
+    c = unify_pairs(np.array([0, 0, 2, 1]), np.array([1, 2, 1, 2]), np.array([0.9, 0.8, 0.7, 0.6], np.float32))
+    o = one_to_one(c)
+    assert list(zip(o.src.tolist(), o.tgt.tolist())) == [(0, 1), (1, 2)]
+    # equal scores: the (score, source, target) order decides, deterministically
+    t = one_to_one(unify_pairs(np.array([1, 0]), np.array([0, 0]), np.array([0.5, 0.5], np.float32)))
+    assert list(zip(t.src.tolist(), t.tgt.tolist())) == [(0, 0)]
 
 
 def test_similarity_matrix_path_equals_vectors():
@@ -372,6 +382,11 @@ def test_keep_fraction_and_filters_in_orchestration():
     assert all(data.src[s].split("s")[-1] == data.tgt[t].split("t")[-1] for s, t in zip(fc.src, fc.tgt))
     with pytest.raises(BadInputError, match="threshold"):
         evaluate_bucc(TableEncoder(table), data, backend="numpy")
+    o = evaluate_bucc(TableEncoder(table), data, keep_fraction=0.2, one_to_one=True, backend="numpy")
+    oc = o.mined["kf"].cands
+    assert len(set(oc.src.tolist())) == len(oc) == len(set(oc.tgt.tolist())) <= len(c)
+    assert o.records[0].signature.params["retrieval"] == "max-1to1"
+    assert "retrieval" not in rep.records[0].signature.params
 
 
 # ---------------------------------------------------------------------------------------------

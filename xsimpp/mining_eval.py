@@ -215,12 +215,13 @@ class BuccReport:
 
 
 def mine_split(encoder: Encoder, data: BuccSplit, *, margin: str, k: int, digits: bool, max_edit_similarity: float | None,
-               embed: Embedder | None, backend: str = "auto") -> MinedSplit:
+               embed: Embedder | None, backend: str = "auto", one_to_one: bool = False) -> MinedSplit:
     """Mine one split. Policy for duplicate sentences: mine over the distinct texts of each side
     (each is encoded once and occupies one place in every neighbourhood, as LASER's ``--unify``),
     then give every line that carries a mined text the text pair's score. LASER drops sentences
     that occur more than once, losing their gold pairs; this keeps them all."""
     from .scoring.bucc import digit_filter, edit_filter, expand_duplicates, gold_mask, mine_candidates, unique_texts
+    from .scoring.bucc import one_to_one as greedy_one_to_one
 
     u_src, inv_src = unique_texts(data.src)
     u_tgt, inv_tgt = unique_texts(data.tgt)
@@ -231,6 +232,8 @@ def mine_split(encoder: Encoder, data: BuccSplit, *, margin: str, k: int, digits
     else:
         sim = encoder.similarity(u_src, u_tgt, src_lang=data.src_lang, tgt_lang=data.tgt_lang)
         cands = mine_candidates(similarity=sim, margin=margin, k=k, backend=backend)
+    if one_to_one:  # over distinct texts, as LASER (--unify) does, so duplicates do not block each other
+        cands = greedy_one_to_one(cands)
     cands = expand_duplicates(cands, inv_src, inv_tgt)
     n_mined = len(cands)
     dropped: dict[str, int] = {}
@@ -262,6 +265,7 @@ def evaluate_bucc(
     max_edit_similarity: float | None = None,
     cv: int | None = None,
     seed: int = 0,
+    one_to_one: bool = False,
     cache: EmbeddingCache | None = None,
     progress: Callable[[int], None] | None = None,
     backend: str = "auto",
@@ -280,7 +284,7 @@ def evaluate_bucc(
         raise BadInputError("choose how to set the threshold: a tune split with gold, or a keep fraction")
     embed = Embedder(encoder, cache, progress) if encoder.kind == "vector" else None
     opts = dict(margin=margin, k=k, digits=digits, max_edit_similarity=max_edit_similarity, embed=embed,
-                backend=backend)
+                backend=backend, one_to_one=one_to_one)
     mined = {apply.split: mine_split(encoder, apply, **opts)}
     a = mined[apply.split]
     optimistic = False
@@ -307,6 +311,8 @@ def evaluate_bucc(
     filters = "+".join((["digits"] if digits else []) + ([f"edit<{max_edit_similarity:g}"] if max_edit_similarity
                                                           is not None else [])) or "none"
     params = {"margin": margin, "k": k_used, "filters": filters}
+    if one_to_one:  # only when set, so default records keep their keys
+        params["retrieval"] = "max-1to1"
     if apply.subset:
         params["subset"] = apply.subset
     report = BuccReport(apply.pair, encoder.id, apply.split, tune_name, method, optimistic, result, tuned, cvres,

@@ -23,6 +23,8 @@ def register(sub) -> None:
     p.add_argument("--apply", help="split the threshold is applied to (default: test when present, else --tune)")
     p.add_argument("--margin", choices=MARGINS, default="ratio", help="margin scoring (default: ratio, as LASER)")
     p.add_argument("--k", type=int, default=4, help="neighbours for the margin (default 4; clipped to set sizes)")
+    p.add_argument("--one-to-one", action="store_true",
+                   help="greedy one-to-one selection before thresholding, as LASER's/XTREME's BUCC scripts")
     p.add_argument("--keep-fraction", type=float, metavar="F",
                    help="threshold by prior proportion (Keung et al. 2020): extract the best F x #source sentences")
     p.add_argument("--digit-filter", action="store_true", help="keep pairs whose digit sequences match as sets")
@@ -91,6 +93,7 @@ def run(args) -> int:
         with progress_bar(total, f"encoding ({encoder.id})", enabled=not args.no_progress) as update:
             report = evaluate_bucc(encoder, apply, tune, margin=args.margin, k=args.k, keep_fraction=args.keep_fraction,
                                    digits=digits, max_edit_similarity=edit, cv=args.cv, seed=args.seed, cache=cache,
+                                   one_to_one=args.one_to_one,
                                    progress=update, backend=args.backend)
     finally:
         if cache is not None:
@@ -122,7 +125,9 @@ def render(report) -> str:
              + (f" ({d.subset})" if d.subset else "")
              + f": {len(d.src)} {d.src_lang} x {len(d.tgt)} {d.tgt_lang} sentences "
              + f"({m.n_unique[0]} x {m.n_unique[1]} distinct), {m.n_gold} gold pairs; "
-             + f"margin {report.params['margin']}, k={report.params['k']}; filters: {report.params['filters']}"
+             + f"margin {report.params['margin']}, k={report.params['k']}"
+             + ("; greedy one-to-one" if report.params.get("retrieval") == "max-1to1" else "")
+             + f"; filters: {report.params['filters']}"
              + (f" (dropped {', '.join(f'{k} {v}' for k, v in m.dropped.items())} of {m.n_mined} candidates)"
                 if m.dropped else f" ({m.n_mined} candidates)")]
     rows = []

@@ -2,7 +2,8 @@
 Keung et al. (2020). Arrays and strings in, numbers out; no I/O.
 
 Pipeline: ``mine_candidates`` (margin kNN both ways; candidates = forward best per source ∪
-backward best per target, the max score kept per pair) -> optional ``expand_duplicates`` (mining
+backward best per target, the max score kept per pair) -> optional ``one_to_one`` (the LASER /
+XTREME scripts' greedy selection) -> optional ``expand_duplicates`` (mining
 ran over unique texts) -> optional filters -> a threshold, chosen on gold (``tune_threshold``),
 by a prior proportion (``keep_fraction_threshold``) or by cross-validation
 (``cross_validate``) -> ``evaluate_threshold`` (precision, recall, F1 over (source, target) pairs).
@@ -113,6 +114,22 @@ def mine_candidates(
     tgt = np.concatenate([top.fwd_idx[rows_x, fb], rows_y])
     score = np.concatenate([fwd_scores[rows_x, fb], bwd_scores[rows_y, bb]])
     return unify_pairs(src, tgt, score, k_fwd, k_bwd)
+
+
+def one_to_one(cands: Candidates) -> Candidates:
+    """Greedy one-to-one selection: walk the candidates best first and keep a pair only when
+    neither its source nor its target was kept before (what LASER's mine_bitexts ``--retrieval
+    max`` and XTREME's BUCC script do before thresholding). Our order is (score desc, source,
+    target), so ties resolve deterministically where the references' unstable argsort does not."""
+    seen_src: set[int] = set()
+    seen_tgt: set[int] = set()
+    keep = np.zeros(len(cands), dtype=bool)
+    for n, (s, t) in enumerate(zip(cands.src.tolist(), cands.tgt.tolist())):
+        if s not in seen_src and t not in seen_tgt:
+            seen_src.add(s)
+            seen_tgt.add(t)
+            keep[n] = True
+    return cands.take(keep)
 
 
 def unique_texts(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
