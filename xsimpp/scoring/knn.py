@@ -21,9 +21,10 @@ from ..errors import BadInputError
 
 MARGINS = ("ratio", "distance", "absolute")
 
-# Default budget for one similarity block (float32), in bytes. 256 MiB keeps the pass well inside
-# the cache-unfriendly regime where GEMM dominates, and far from the 24 GB machine limit.
-DEFAULT_BLOCK_BYTES = 256 * 2**20
+# Default budget for one similarity block and its selection temporaries, in bytes. 512 MiB holds the
+# xsim++ shape (1012 x 45k) in one block (fewer, more selective passes) and stays far from the
+# 24 GB machine limit.
+DEFAULT_BLOCK_BYTES = 512 * 2**20
 
 
 def l2_normalize(a: np.ndarray, name: str = "embeddings") -> np.ndarray:
@@ -213,7 +214,13 @@ def _gather_groups(block: np.ndarray, axis: int, n_groups: int, gm: np.ndarray, 
     return lines[hit], idx[hit], vals[hit]
 
 
-FWD_GROUP, BWD_GROUP = 32, 16  # members per group; smaller groups gather less, larger reduce faster
+FWD_GROUP, BWD_GROUP = 32, 8
+
+
+# Lines are processed in chunks of about block.size / CHUNK_DIVISOR values: the gather's index
+# arrays cost ~60 bytes per gathered value, and with massive ties (all values equal) every value
+# is gathered; chunking keeps that worst case near 2 bytes per block value (BLOCK_BYTES_PER_VALUE).
+CHUNK_DIVISOR = 32
 
 
 def _filtered_topk(block: np.ndarray, k: int, axis: int) -> tuple[np.ndarray, np.ndarray]:
@@ -221,11 +228,17 @@ def _filtered_topk(block: np.ndarray, k: int, axis: int) -> tuple[np.ndarray, np
     n_lines, n = block.shape[1 - axis], block.shape[axis]
     k = min(k, n)
     g = _group_count(n, k, FWD_GROUP if axis == 1 else BWD_GROUP)
-    gm = _group_max(block, axis, g)
-    tau = _kth_largest(gm, k, axis)
-    lines, idx, vals = _gather_groups(block, axis, g, gm, tau)
-    vals, idx = _first_k_per_line(lines, idx, vals, n_lines, k)
-    return np.ascontiguousarray(vals, dtype=np.float32), idx
+    step = max(1, block.size // CHUNK_DIVISOR // max(1, n), 4096 // max(1, n))
+    vals = np.empty((n_lines, k), np.float32)
+    idx = np.empty((n_lines, k), np.int64)
+    for a in range(0, n_lines, step):
+        b = min(n_lines, a + step)
+        part = block[a:b] if axis == 1 else block[:, a:b]
+        gm = _group_max(part, axis, g)
+        tau = _kth_largest(gm, k, axis)
+        lines, other, v = _gather_groups(part, axis, g, gm, tau)
+        vals[a:b], idx[a:b] = _first_k_per_line(lines, other, v, b - a, k)
+    return vals, idx
 
 
 SELECTS = ("auto", "filter", "sort")
@@ -273,9 +286,9 @@ def _row_blocks_from_similarity(sim: np.ndarray, block_rows: int) -> Iterator[tu
 
 
 # Bytes per similarity value that one block costs at its peak: the float32 block itself (4) plus
-# the filter's group maxima and gathers (well under 1) and BLAS/temporary slack; measured peak
-# extra allocation stays under block_bytes (tests/test_fastpaths.py checks it with tracemalloc).
-BLOCK_BYTES_PER_VALUE = 5
+# the filter's chunked gathers (<= ~2 even when every value ties) and slack; measured peak extra
+# allocation stays under block_bytes (tests/test_fastpaths.py checks it with tracemalloc).
+BLOCK_BYTES_PER_VALUE = 7
 
 
 def block_rows_for(n_cols: int, block_bytes: int = DEFAULT_BLOCK_BYTES, bytes_per_value: int = 4) -> int:
@@ -302,7 +315,7 @@ def topk_both(
     ``select``: ``filter`` (default for ``auto``) gathers only the groups that can hold a top-k
     value (see above); ``sort`` is the plain per-line selection with ``backend`` (numpy or
     torch.topk). Both return identical arrays. ``block_bytes`` bounds one block and its selection
-    temporaries (default 256 MiB); ``block_rows`` overrides it.
+    temporaries (default 512 MiB); ``block_rows`` overrides it.
     """
     if select not in SELECTS:
         raise BadInputError(f"select must be one of {', '.join(SELECTS)}, got '{select}'")

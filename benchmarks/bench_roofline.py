@@ -1,0 +1,71 @@
+"""Scoring engine speed in one run: (1) vs the LASER-style reference (two faiss searches + Python
+loop) on the xsim++ shape, identical nearest neighbours and error counts asserted; (2) % of the
+sgemm roofline: the engine's effective GFLOP/s (2*n_x*n_y*d / time) on large blocks against the
+BLAS sgemm rate measured in the same run, on the same shape.
+
+    python benchmarks/bench_roofline.py [--repeats 3] [--big 4096x65536]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+from bench_scoring import make_data, reference_nn  # noqa: E402
+
+from xsimpp.scoring import xsim  # noqa: E402
+from xsimpp.scoring.knn import l2_normalize, topk_both  # noqa: E402
+
+
+def best_of(fn, repeats):
+    times, out = [], None
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - t)
+    return min(times), out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n-src", type=int, default=1012)
+    ap.add_argument("--n-tgt", type=int, default=45000)
+    ap.add_argument("--dim", type=int, default=384)
+    ap.add_argument("--big", default="4096x65536", help="rows x cols of the roofline shape")
+    ap.add_argument("--repeats", type=int, default=3)
+    args = ap.parse_args()
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; best of {args.repeats}")
+    x, y = make_data(args.n_src, args.n_tgt, args.dim)
+    xsim(x[:8], y[:8], k=4, mode="index")  # imports and thread pools outside the timings
+    print(f"(1) xsim++ shape {args.n_src} x {args.n_tgt} x {args.dim}")
+    print(f"{'margin':9} {'reference s':>12} {'engine s':>9} {'speed-up':>9} {'errors':>7}")
+    for margin in ("ratio", "distance", "absolute"):
+        t_ref, nn_ref = best_of(lambda: reference_nn(x, y, margin, 4), args.repeats)
+        t_eng, res = best_of(lambda: xsim(x, y, margin=margin, k=4, mode="index", errtypes={}), args.repeats)
+        assert (res.nn == nn_ref).all(), f"{margin}: engine and reference disagree"
+        assert res.errors == int((nn_ref != np.arange(len(x))).sum())
+        print(f"{margin:9} {t_ref:12.3f} {t_eng:9.3f} {t_ref / t_eng:8.2f}x {res.errors:7d}")
+
+    rows, cols = map(int, args.big.split("x"))
+    rng = np.random.default_rng(1)
+    xb = l2_normalize(rng.standard_normal((rows, args.dim), dtype=np.float32))
+    yb = l2_normalize(rng.standard_normal((cols, args.dim), dtype=np.float32))
+    flops = 2.0 * rows * cols * args.dim
+    print(f"(2) roofline shape {rows} x {cols} x {args.dim} ({flops / 1e9:.0f} GFLOP per pass)")
+    blk = 1024  # the engine's block rows below: same GEMM shape for both lines
+    t_gemm, _ = best_of(lambda: [xb[a:a + blk] @ yb.T for a in range(0, rows, blk)], args.repeats)
+    t_eng, _ = best_of(lambda: topk_both(xb, yb, k_fwd=4, k_bwd=4, block_rows=blk), args.repeats)
+    t_sort, _ = best_of(lambda: topk_both(xb, yb, k_fwd=4, k_bwd=4, block_rows=blk, select="sort"), 1)
+    g_gemm, g_eng, g_sort = flops / t_gemm / 1e9, flops / t_eng / 1e9, flops / t_sort / 1e9
+    print(f"sgemm alone (numpy BLAS)           {t_gemm:7.3f} s  {g_gemm:6.1f} GFLOP/s  (the roofline)")
+    print(f"engine, both directions, filter    {t_eng:7.3f} s  {g_eng:6.1f} GFLOP/s  {100 * g_eng / g_gemm:5.1f} % of roofline")
+    print(f"engine, both directions, sort      {t_sort:7.3f} s  {g_sort:6.1f} GFLOP/s  {100 * g_sort / g_gemm:5.1f} % (plain path, 1 run)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""Sharded mining equals the in-memory engine bit for bit, resumes after a kill, honours --max-memory."""
+
+import argparse
+import tracemalloc
+
+import numpy as np
+import pytest
+
+from xsimpp.errors import BadInputError
+from xsimpp.mining import mine, parse_memory, plan_mining
+from xsimpp.scoring.knn import margin_knn
+
+FIELDS = ("fwd_idx", "fwd_score", "bwd_idx", "bwd_score")
+
+
+def data(seed=0, n_x=300, n_y=450, d=16):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n_x, d)).astype(np.float32)
+    y = rng.standard_normal((n_y, d)).astype(np.float32)
+    y[50:60] = y[4]  # duplicate targets and sources: exact ties
+    x[9] = x[10]
+    return x, y
+
+
+def same(a, b):
+    for f in FIELDS:
+        assert np.array_equal(getattr(a, f), getattr(b, f)), f
+
+
+@pytest.mark.parametrize("margin", ["ratio", "distance", "absolute"])
+@pytest.mark.parametrize("shard_rows,tile_cols", [(None, None), (64, 100), (7, 450), (300, 3)])
+def test_equals_in_memory_engine(tmp_path, margin, shard_rows, tile_cols):
+    x, y = data()
+    ref = margin_knn(x, y, margin=margin, k=4, backward=True)
+    res = mine(x, y, tmp_path, margin=margin, shard_rows=shard_rows, tile_cols=tile_cols)
+    same(res.knn, ref)
+    assert np.array_equal(np.load(tmp_path / "bwd_idx.npy"), ref.bwd_idx)
+
+
+def test_files_and_resume_after_kill(tmp_path):
+    x, y = data(1)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", y.astype(np.float16).astype(np.float32))
+    y = np.load(tmp_path / "y.npy")
+    out = tmp_path / "run"
+    ref = margin_knn(x, y, k=4, backward=True)
+    assert mine(tmp_path / "x.npy", tmp_path / "y.npy", out, shard_rows=50, max_shards=2) is None  # "killed"
+    # a kill during a write leaves at most a temp file and shard arrays without their done marker
+    (out / "shards" / ".shard-00002.fwd_sim.npy.123.tmp").write_bytes(b"partial")
+    np.save(out / "shards" / "shard-00002.fwd_sim.npy", np.zeros((50, 4), np.float32))
+    res = mine(tmp_path / "x.npy", tmp_path / "y.npy", out, max_memory="1GB")  # other budget: plan is kept
+    assert (res.shards_reused, res.shards_computed) == (2, 4)
+    assert res.plan.shard_rows == 50
+    same(res.knn, ref)
+    again = mine(tmp_path / "x.npy", tmp_path / "y.npy", out)
+    assert again.shards_computed == 0
+    same(again.knn, ref)
+
+
+def test_other_inputs_in_same_folder_are_refused(tmp_path):
+    x, y = data(2)
+    mine(x, y, tmp_path, shard_rows=100)
+    y[0, 0] += 1
+    with pytest.raises(BadInputError, match="other inputs"):
+        mine(x, y, tmp_path)
+
+
+def test_memory_plan_and_flag():
+    assert parse_memory("4GB") == 4 * 2**30 and parse_memory("512 MiB") == 512 * 2**20 and parse_memory(10) == 10
+    with pytest.raises(BadInputError):
+        parse_memory("lots")
+    p = plan_mining(1_000_000, 1_000_000, 384, 4, "4GB")
+    assert p.est_peak_bytes <= 4 * 2**30 and p.shard_rows > 1000
+    small = plan_mining(1_000_000, 1_000_000, 384, 4, "1GB")
+    assert small.est_peak_bytes <= 2**30 and small.shard_rows < p.shard_rows
+    with pytest.raises(BadInputError, match="too small"):
+        plan_mining(1_000_000, 1_000_000, 384, 4, "100MB")
+
+
+def test_peak_allocation_under_flag(tmp_path):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((3000, 32)).astype(np.float32)
+    y = rng.standard_normal((8000, 32)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", y)
+    budget = 24 * 2**20  # the full 3000 x 8000 block alone would be 92 MiB
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    res = mine(tmp_path / "x.npy", tmp_path / "y.npy", tmp_path / "out", max_memory=budget)
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    assert res.plan.n_shards > 1
+    assert peak <= budget, (peak, budget)
+
+
+def test_bad_rows_named_with_global_index(tmp_path):
+    x, y = data(3)
+    y[333] = 0
+    with pytest.raises(BadInputError, match="row 333"):
+        mine(x, y, tmp_path, shard_rows=100, tile_cols=100)
+
+
+def test_cli(tmp_path, capsys):
+    from xsimpp.cli import mine as mine_cli
+
+    x, y = data(4)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", y)
+    args = argparse.Namespace(src_emb=str(tmp_path / "x.npy"), tgt_emb=str(tmp_path / "y.npy"), out=str(tmp_path / "o"),
+                              margin="ratio", k=4, max_memory="64MB", delete_shards=True, no_progress=True)
+    assert mine_cli.run(args) == 0
+    assert "computed" in capsys.readouterr().out
+    assert np.array_equal(np.load(tmp_path / "o" / "fwd_idx.npy"), margin_knn(x, y, k=4).fwd_idx)
+    assert not list((tmp_path / "o" / "shards").glob("*.npy"))
