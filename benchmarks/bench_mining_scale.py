@@ -41,8 +41,19 @@ def child(args) -> None:
     n_tgt = np.load(args.tgt, mmap_mode="r").shape[0]
     if args.rows and args.rows < n_src:  # partial: first shard(s) of the real plan, shrunk to --rows
         plan = plan_mining(n_src, n_tgt, 384, 4, args.max_memory)
+        from xsimpp.mining import RowSource
+
+        f = time.perf_counter()  # input hashing is once per run, not per row: kept out of the scaling
+        RowSource(args.src, "s").fingerprint(), RowSource(args.tgt, "t").fingerprint()
+        setup = time.perf_counter() - f
+        t = time.perf_counter()
         res = mine(args.src, args.tgt, args.out, max_memory=args.max_memory, shard_rows=args.rows, max_shards=1)
         assert res is None
+        dt = time.perf_counter() - t - setup
+        rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+        print(json.dumps({"seconds": dt, "setup": setup, "rss": rss, "shard_rows": plan.shard_rows,
+                          "est": plan.est_peak_bytes}))
+        return
         shard_rows, est = plan.shard_rows, plan.est_peak_bytes
     else:
         res = mine(args.src, args.tgt, args.out, max_memory=args.max_memory)
@@ -76,7 +87,7 @@ def main() -> None:
             cmd = [sys.executable, __file__, "--child", "--src", src, "--tgt", tgt, "--out", os.path.join(tmp, f"o{n}"),
                    "--max-memory", args.max_memory] + (["--rows", str(args.partial_rows)] if partial else [])
             r = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1])
-            secs = r["seconds"] * (n / args.partial_rows if partial else 1)
+            secs = r["seconds"] * (n / args.partial_rows) + r["setup"] if partial else r["seconds"]
             how = f"extrapolated from {args.partial_rows} x {n} measured ({r['seconds']:.1f} s)" if partial else "measured"
             t = f"{secs:.1f} s" if secs < 3600 else f"{secs / 3600:.1f} h"
             print(f"{n:>9} x {n:<9} {t:>12} {r['rss'] / 2**30:7.2f} GiB {r['est'] / 2**30:9.2f} GiB {r['shard_rows']:>10}  {how}",
