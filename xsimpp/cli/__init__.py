@@ -14,7 +14,7 @@ import sys
 from .. import __version__
 from ..errors import XsimppError
 
-SUBCOMMANDS = ("eval", "score", "tatoeba", "bucc", "augment", "rank", "leaderboard", "plot", "train", "encoders",
+SUBCOMMANDS = ("eval", "score", "tatoeba", "bucc", "augment", "mine", "rank", "leaderboard", "plot", "train", "encoders",
                "datasets")
 
 
