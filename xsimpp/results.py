@@ -125,6 +125,9 @@ def leaderboard_frame(records: Iterable[ResultRecord]):
                "mode": s.params.get("mode"), "signature": s.format()}
         for et, c in r.error_types.items():
             row[f"err_{et.lower()}"] = c
+        for key, v in r.extra.items():  # e.g. BUCC precision / recall / threshold
+            if isinstance(v, (int, float, str, bool)) and f"x_{key}" not in row:
+                row[f"x_{key}"] = v
         rows.append(row)
     df = pd.DataFrame(rows)
     if df.empty:

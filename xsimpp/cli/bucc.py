@@ -7,7 +7,7 @@ import json
 from tabulate import tabulate
 
 from ..scoring.knn import MARGINS
-from .common import add_data_dir_option, progress_bar
+from .common import add_data_dir_option, add_encoder_options, add_run_options, encoder_options, open_cache, progress_bar
 
 
 def register(sub) -> None:
@@ -15,9 +15,7 @@ def register(sub) -> None:
                        description="Margin kNN both ways; candidates = forward best per source ∪ backward best per "
                                    "target (max score per pair); threshold = best F1 on the --tune split's gold, "
                                    "applied unchanged to --apply (or set by --keep-fraction).")
-    p.add_argument("--encoder", default="e5-small", help="registered encoder name (see `xsimpp encoders`)")
-    p.add_argument("--model", help="model name or local path for adapters that take one")
-    p.add_argument("--batch-size", type=int, help="encoder batch size")
+    add_encoder_options(p)
     p.add_argument("--pair", default="zh-en", help="language pair as in the file names, source first (default zh-en)")
     p.add_argument("--tune", default="sample", help="split whose gold sets the threshold (default: sample)")
     p.add_argument("--apply", help="split the threshold is applied to (default: test when present, else --tune)")
@@ -40,12 +38,7 @@ def register(sub) -> None:
     p.add_argument("--backend", choices=("auto", "torch", "numpy"), default="auto",
                    help="kNN engine (identical answers; auto = torch when installed)")
     add_data_dir_option(p)
-    p.add_argument("--cache-dir", help="embedding cache folder (default: user cache)")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
-    p.add_argument("--results-dir", help="results store folder (default: user data dir)")
-    p.add_argument("--no-save", action="store_true", help="print only; do not write results")
-    p.add_argument("--json", action="store_true", help="print the result records as JSON lines")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_run_options(p)
     p.set_defaults(func=run)
 
 
@@ -66,7 +59,6 @@ def _prepare(split, args):
 
 
 def run(args) -> int:
-    from ..cache import EmbeddingCache
     from ..datasets.bucc import Bucc2018
     from ..encoders import create_encoder
     from ..mining_eval import BUCC_DUMP_FIELDS, bucc_rows, evaluate_bucc, write_rows
@@ -82,10 +74,8 @@ def run(args) -> int:
     digits = args.digit_filter or args.keung
     edit = args.edit_filter if args.edit_filter is not None else (0.5 if args.keung else None)
 
-    opts = {k: v for k, v in (("model", args.model), ("batch_size", args.batch_size)) if v}
-    encoder = create_encoder(args.encoder, **opts)
-    cache = None if args.no_cache or encoder.kind != "vector" else EmbeddingCache(encoder.id, encoder.fingerprint,
-                                                                                   args.cache_dir)
+    encoder = create_encoder(args.encoder, **encoder_options(args))
+    cache = open_cache(encoder, args)
     total = len(set(apply.src)) + len(set(apply.tgt))
     if tune is not None and tune is not apply:
         total += len(set(tune.src)) + len(set(tune.tgt))

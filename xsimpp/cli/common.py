@@ -100,3 +100,22 @@ def encoder_options(args) -> dict:
             raise BadInputError(f"--encoder-opt takes KEY=VALUE, got '{item}'")
         opts[key.strip().replace("-", "_")] = _parse_value(value.strip())
     return opts
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """Cache, results and output flags of every command that encodes and stores results."""
+    p.add_argument("--cache-dir", help="embedding cache folder (default: user cache)")
+    p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    p.add_argument("--results-dir", help="results store folder (default: user data dir)")
+    p.add_argument("--no-save", action="store_true", help="print only; do not write results")
+    p.add_argument("--json", action="store_true", help="print the result records as JSON lines")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+
+
+def open_cache(encoder, args):
+    """The embedding cache for a vector encoder, or None (pair scorers, --no-cache)."""
+    from ..cache import EmbeddingCache
+
+    if args.no_cache or encoder.kind != "vector":
+        return None
+    return EmbeddingCache(encoder.id, encoder.fingerprint, args.cache_dir)

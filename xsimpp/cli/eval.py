@@ -8,8 +8,8 @@ import sys
 
 from tabulate import tabulate
 
-from .common import (add_data_dir_option, add_encoder_options, add_scoring_options, encoder_options, errtype_table,
-                     progress_bar, xsim_table)
+from .common import (add_data_dir_option, add_encoder_options, add_run_options, add_scoring_options, encoder_options,
+                     errtype_table, open_cache, progress_bar, xsim_table)
 
 
 def register(sub) -> None:
@@ -28,12 +28,7 @@ def register(sub) -> None:
     p.add_argument("--nway", action="store_true", help="error matrix over every ordered pair of --langs")
     add_scoring_options(p)
     add_data_dir_option(p)
-    p.add_argument("--cache-dir", help="embedding cache folder (default: user cache)")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
-    p.add_argument("--results-dir", help="results store folder (default: user data dir)")
-    p.add_argument("--no-save", action="store_true", help="print only; do not write results")
-    p.add_argument("--json", action="store_true", help="print the result records as JSON lines")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_run_options(p)
     p.set_defaults(func=run)
 
 
@@ -59,7 +54,6 @@ def _bitexts(args, dataset):
 
 
 def run(args) -> int:
-    from ..cache import EmbeddingCache
     from ..datasets import ParallelFiles, get_dataset
     from ..encoders import create_encoder
     from ..evaluate import count_sentences, evaluate_bitexts, find_augmented
@@ -76,7 +70,7 @@ def run(args) -> int:
     tgt_lang = bitexts[0].tgt_lang
     augmented = find_augmented(args.augmented, dataset, tgt_lang) if args.augmented else None
     encoder = create_encoder(args.encoder, **encoder_options(args))
-    cache = None if args.no_cache or encoder.kind != "vector" else EmbeddingCache(encoder.id, encoder.fingerprint, args.cache_dir)
+    cache = open_cache(encoder, args)
     total = count_sentences(bitexts, augmented)
     with progress_bar(total, f"encoding ({encoder.id})", enabled=not args.no_progress) as update:
         report = evaluate_bitexts(encoder, bitexts, augmented=augmented, margin=args.margin, k=args.k, mode=args.mode,

@@ -8,7 +8,7 @@ import json
 from tabulate import tabulate
 
 from ..scoring.knn import MARGINS
-from .common import add_data_dir_option, progress_bar
+from .common import add_data_dir_option, add_encoder_options, add_run_options, encoder_options, open_cache, progress_bar
 
 
 def register(sub) -> None:
@@ -16,9 +16,7 @@ def register(sub) -> None:
                        description="Cosine (or --margin) nearest-neighbour accuracy xx->eng and eng->xx and their "
                                    "mean, in text mode (a duplicate of the gold sentence counts as correct) and "
                                    "index mode. Averages over languages are macro (XTREME).")
-    p.add_argument("--encoder", default="e5-small", help="registered encoder name (see `xsimpp encoders`)")
-    p.add_argument("--model", help="model name or local path for adapters that take one")
-    p.add_argument("--batch-size", type=int, help="encoder batch size")
+    add_encoder_options(p)
     p.add_argument("--source", choices=("v1", "challenge"), default="v1",
                    help="LASER Tatoeba v1 (default) or the Tatoeba Translation Challenge test sets")
     which = p.add_mutually_exclusive_group(required=True)
@@ -33,12 +31,7 @@ def register(sub) -> None:
     p.add_argument("--backend", choices=("auto", "torch", "numpy"), default="auto",
                    help="kNN engine (identical answers; auto = torch when installed)")
     add_data_dir_option(p)
-    p.add_argument("--cache-dir", help="embedding cache folder (default: user cache)")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
-    p.add_argument("--results-dir", help="results store folder (default: user data dir)")
-    p.add_argument("--no-save", action="store_true", help="print only; do not write results")
-    p.add_argument("--json", action="store_true", help="print the result records as JSON lines")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    add_run_options(p)
     p.set_defaults(func=run)
 
 
@@ -75,16 +68,13 @@ def load_bitexts(args) -> list:
 
 
 def run(args) -> int:
-    from ..cache import EmbeddingCache
     from ..encoders import create_encoder
     from ..mining_eval import DUMP_FIELDS, evaluate_tatoeba, tatoeba_error_rows, write_rows
     from ..results import ResultStore
 
     bitexts = load_bitexts(args)  # read and validate every file before loading a model
-    opts = {k: v for k, v in (("model", args.model), ("batch_size", args.batch_size)) if v}
-    encoder = create_encoder(args.encoder, **opts)
-    cache = None if args.no_cache or encoder.kind != "vector" else EmbeddingCache(encoder.id, encoder.fingerprint,
-                                                                                   args.cache_dir)
+    encoder = create_encoder(args.encoder, **encoder_options(args))
+    cache = open_cache(encoder, args)
     total = sum(2 * len(bt) for bt in bitexts)
     try:
         with progress_bar(total, f"encoding ({encoder.id})", enabled=not args.no_progress) as update:

@@ -338,12 +338,16 @@ def topk_both(
     check_k(k_fwd, n_y, "target set")
     if k_bwd is not None:
         check_k(k_bwd, n_x, "source set")
-    backend = _resolve_backend(backend)
+    filtered = select != "sort"
+    if filtered:  # the filtered selection is numpy only: do not pay torch's import for nothing
+        if backend not in BACKENDS:
+            raise BadInputError(f"backend must be one of {', '.join(BACKENDS)}, got '{backend}'")
+    else:
+        backend = _resolve_backend(backend)
 
     fwd_sim = np.empty((n_x, k_fwd), dtype=np.float32)
     fwd_idx = np.empty((n_x, k_fwd), dtype=np.int64)
     bwd_sim = bwd_idx = None
-    filtered = select != "sort"
     for start, block in blocks:
         stop = start + block.shape[0]
         if filtered:
