@@ -11,24 +11,13 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from bench_scoring import make_data, reference_nn  # noqa: E402
+from bench_scoring import best_of, compare_with_reference, make_data  # noqa: E402
 
-from xsimpp.scoring import xsim  # noqa: E402
 from xsimpp.scoring.knn import l2_normalize, topk_both  # noqa: E402
-
-
-def best_of(fn, repeats):
-    times, out = [], None
-    for _ in range(repeats):
-        t = time.perf_counter()
-        out = fn()
-        times.append(time.perf_counter() - t)
-    return min(times), out
 
 
 def main() -> None:
@@ -41,15 +30,8 @@ def main() -> None:
     args = ap.parse_args()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; best of {args.repeats}")
     x, y = make_data(args.n_src, args.n_tgt, args.dim)
-    xsim(x[:8], y[:8], k=4, mode="index")  # imports and thread pools outside the timings
     print(f"(1) xsim++ shape {args.n_src} x {args.n_tgt} x {args.dim}")
-    print(f"{'margin':9} {'reference s':>12} {'engine s':>9} {'speed-up':>9} {'errors':>7}")
-    for margin in ("ratio", "distance", "absolute"):
-        t_ref, nn_ref = best_of(lambda: reference_nn(x, y, margin, 4), args.repeats)
-        t_eng, res = best_of(lambda: xsim(x, y, margin=margin, k=4, mode="index", errtypes={}), args.repeats)
-        assert (res.nn == nn_ref).all(), f"{margin}: engine and reference disagree"
-        assert res.errors == int((nn_ref != np.arange(len(x))).sum())
-        print(f"{margin:9} {t_ref:12.3f} {t_eng:9.3f} {t_ref / t_eng:8.2f}x {res.errors:7d}")
+    compare_with_reference(x, y, args.repeats)
 
     rows, cols = map(int, args.big.split("x"))
     rng = np.random.default_rng(1)

@@ -13,6 +13,7 @@ d=384 (multilingual-e5-small). Synthetic vectors with a planted gold neighbour a
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import faiss
@@ -62,6 +63,18 @@ def best_of(fn, repeats: int) -> tuple[float, object]:
     return min(times), out
 
 
+def compare_with_reference(x: np.ndarray, y: np.ndarray, repeats: int) -> None:
+    """Engine vs LASER-style reference for the three margins; identical neighbours asserted."""
+    xsim(x[:8], y[:8], k=4, mode="index")  # warm-up: imports and thread pools outside the timings
+    print(f"{'margin':9} {'reference s':>12} {'xsimpp s':>10} {'speed-up':>9} {'errors':>7}")
+    for margin in ("ratio", "distance", "absolute"):
+        t_ref, nn_ref = best_of(lambda: reference_nn(x, y, margin, 4), repeats)
+        t_ours, res = best_of(lambda: xsim(x, y, margin=margin, k=4, mode="index", errtypes={}), repeats)
+        assert (res.nn == nn_ref).all(), f"{margin}: engine and reference disagree"
+        assert res.errors == int((nn_ref != np.arange(len(x))).sum())
+        print(f"{margin:9} {t_ref:12.3f} {t_ours:10.3f} {t_ref / t_ours:8.2f}x {res.errors:7d}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n-src", type=int, default=1012)
@@ -72,16 +85,10 @@ def main() -> None:
     ap.add_argument("--langs", default="kea,fur,swh,ibo,zul")
     args = ap.parse_args()
     x, y = make_data(args.n_src, args.n_tgt, args.dim)
-    print(f"shape: {args.n_src} x {args.n_tgt} x {args.dim}; faiss threads {faiss.omp_get_max_threads()}; best of {args.repeats}")
-    xsim(x[:8], y[:8], k=4, mode="index")  # warm-up: imports and thread pools outside the timings
-    print(f"{'margin':9} {'reference s':>12} {'xsimpp s':>10} {'speed-up':>9} {'errors':>7}")
-    for margin in ("ratio", "distance", "absolute"):
-        t_ref, nn_ref = best_of(lambda: reference_nn(x, y, margin, 4), args.repeats)
-        t_ours, res = best_of(lambda: xsim(x, y, margin=margin, k=4, mode="index", errtypes={}), args.repeats)
-        assert (res.nn == nn_ref).all(), f"{margin}: engine and reference disagree"
-        ref_errors = int((nn_ref != np.arange(len(x))).sum())
-        assert res.errors == ref_errors
-        print(f"{margin:9} {t_ref:12.3f} {t_ours:10.3f} {t_ref / t_ours:8.2f}x {res.errors:7d}")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; faiss threads "
+          f"{faiss.omp_get_max_threads()}; best of {args.repeats}")
+    print(f"xsim++ shape {args.n_src} x {args.n_tgt} x {args.dim}")
+    compare_with_reference(x, y, args.repeats)
     cold_warm(args.encoder, args.langs)
 
 

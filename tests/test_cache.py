@@ -1,6 +1,5 @@
 """Embedding cache: reuse, corruption, interruption, bad vectors."""
 
-import sqlite3
 
 import numpy as np
 import pytest
