@@ -6,6 +6,7 @@ import tracemalloc
 import numpy as np
 import pytest
 
+from xsimpp.errors import BadInputError
 from xsimpp.scoring.knn import gemm_nt, l2_normalize, margin_knn, topk_both
 
 FIELDS = ("fwd_sim", "fwd_idx", "bwd_sim", "bwd_idx")
@@ -31,8 +32,11 @@ def tie_heavy(rng, n_x, n_y, d):
 def test_filter_equals_sort_with_ties(k, shape):
     rng = np.random.default_rng(sum(shape) + k)
     x, y = tie_heavy(rng, *shape, 6)
-    if k > min(shape):
-        pytest.skip("k larger than a side")
+    if k > min(shape):  # both selections refuse k larger than a side, with the same clear error
+        for select in ("sort", "filter"):
+            with pytest.raises(BadInputError, match=f"k={k} is larger than the"):
+                topk_both(x, y, k_fwd=k, k_bwd=k, select=select, backend="numpy")
+        return
     plain = topk_both(x, y, k_fwd=k, k_bwd=k, select="sort", backend="numpy")
     for br in ((None, 1, 33) if max(shape) <= 300 else (None, 33)):
         same(topk_both(x, y, k_fwd=k, k_bwd=k, select="filter", block_rows=br), plain)
