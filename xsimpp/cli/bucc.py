@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 
 from tabulate import tabulate
 
 from ..scoring.knn import MARGINS
-from .common import add_data_dir_option, add_encoder_options, add_run_options, encoder_options, open_cache, progress_bar
+from .common import (add_data_dir_option, add_encoder_options, add_run_options, encoder_options, open_cache,
+                     print_report, progress_bar, save_and_sign)
 
 
 def register(sub) -> None:
@@ -62,7 +62,6 @@ def run(args) -> int:
     from ..datasets.bucc import Bucc2018
     from ..encoders import create_encoder
     from ..mining_eval import BUCC_DUMP_FIELDS, bucc_rows, evaluate_bucc, write_rows
-    from ..results import ResultStore
 
     ds = Bucc2018(args.data_dir)
     splits = ds.splits(args.pair)
@@ -89,22 +88,13 @@ def run(args) -> int:
         if cache is not None:
             cache.close()
 
-    if args.json:
-        for r in report.records:
-            print(json.dumps(r.to_json(), ensure_ascii=False, sort_keys=True))
-    else:
-        print(render(report))
+    print_report(args, report.records, render(report))
     if args.dump:
         rows = bucc_rows(report)
         fmt = write_rows(args.dump, rows, BUCC_DUMP_FIELDS)
         if not args.json:
             print(f"\n{len(rows)} TP/FP/FN pairs written to {args.dump} ({fmt})")
-    if not args.no_save:
-        ResultStore(args.results_dir).put_many(report.records)
-    if not args.json:
-        print(f"\nsignature: {report.records[0].signature.format()}")
-        print(f"sentences encoded: {report.n_encoded}, reused from cache: {report.n_cached}"
-              + ("" if args.no_save else f"; results in {ResultStore(args.results_dir).root}"))
+    save_and_sign(args, report)
     return 0
 
 

@@ -119,3 +119,28 @@ def open_cache(encoder, args):
     if args.no_cache or encoder.kind != "vector":
         return None
     return EmbeddingCache(encoder.id, encoder.fingerprint, args.cache_dir)
+
+
+def print_report(args, records, rendered: str) -> None:
+    """The result records as JSON lines (--json), else the rendered table."""
+    import json
+
+    if args.json:
+        for r in records:
+            print(json.dumps(r.to_json(), ensure_ascii=False, sort_keys=True))
+    else:
+        print(rendered)
+
+
+def save_and_sign(args, report) -> None:
+    """Store the records (unless --no-save) and print the signature and cache footer."""
+    from ..results import ResultStore
+
+    store = ResultStore(args.results_dir)
+    if not args.no_save:
+        store.put_many(report.records)
+    if not args.json:
+        more = " (first record; --json shows all)" if len(report.records) > 1 else ""
+        print(f"\nsignature: {report.records[0].signature.format()}{more}")
+        print(f"sentences encoded: {report.n_encoded}, reused from cache: {report.n_cached}"
+              + ("" if args.no_save else f"; results in {store.root}"))

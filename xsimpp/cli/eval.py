@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import json
 
 from tabulate import tabulate
 
 from .common import (add_data_dir_option, add_encoder_options, add_run_options, add_scoring_options, encoder_options,
-                     errtype_table, open_cache, progress_bar, xsim_table)
+                     errtype_table, open_cache, print_report, progress_bar, save_and_sign, xsim_table)
 
 
 def register(sub) -> None:
@@ -55,7 +54,6 @@ def run(args) -> int:
     from ..datasets import ParallelFiles, get_dataset
     from ..encoders import create_encoder
     from ..evaluate import count_sentences, evaluate_bitexts, find_augmented
-    from ..results import ResultStore
 
     if args.src_file or args.tgt_file:
         # With files, --langs / --target only name the two sides (for results and for finding
@@ -76,41 +74,32 @@ def run(args) -> int:
     if cache is not None:
         cache.close()
 
-    if args.json:
-        for r in report.records:
-            print(json.dumps(r.to_json(), ensure_ascii=False, sort_keys=True))
-    elif args.nway:
-        _print_nway(report)
+    if args.nway:
+        print_report(args, report.records, render_nway(report))
     else:
-        _print_report(report, augmented is not None)
-    if not args.no_save:
-        store = ResultStore(args.results_dir)
-        store.put_many(report.records)
-    if not args.json:
-        print(f"\nsignature: {report.records[0].signature.format()}" + (" (first pair; --json shows all)" if len(report.records) > 1 else ""))
-        print(f"sentences encoded: {report.n_encoded}, reused from cache: {report.n_cached}"
-              + ("" if args.no_save else f"; results in {ResultStore(args.results_dir).root}"))
+        print_report(args, report.records, render_report(report, augmented is not None))
+    save_and_sign(args, report)
     return 0
 
 
-def _print_report(report, with_pp: bool) -> None:
+def render_report(report, with_pp: bool) -> str:
     rows = [(f"{p.src_lang}-{p.tgt_lang}", p.xsim.error_rate, p.xsim.n,
              p.xsimpp.error_rate if p.xsimpp is not None else None) for p in report.pairs]
     avg = report.average("xsim")
     avg_pp = report.average("xsim++").error_rate if with_pp else None
-    print(xsim_table(report.dataset, rows, (avg.error_rate, avg.n, avg_pp), with_pp))
+    out = xsim_table(report.dataset, rows, (avg.error_rate, avg.n, avg_pp), with_pp)
     if with_pp:
         per_pair = {f"{p.src_lang}-{p.tgt_lang}": p.xsimpp.error_types for p in report.pairs if p.xsimpp is not None}
-        tgt = report.pairs[0].tgt_lang
-        print(f"\nAbsolute error under augmented transformations for: {tgt}")
-        print(errtype_table(per_pair))
+        out += f"\n\nAbsolute error under augmented transformations for: {report.pairs[0].tgt_lang}\n"
+        out += errtype_table(per_pair)
+    return out
 
 
-def _print_nway(report) -> None:
+def render_nway(report) -> str:
     langs = list(dict.fromkeys([p.src_lang for p in report.pairs] + [p.tgt_lang for p in report.pairs]))
     cell = {(p.src_lang, p.tgt_lang): p.xsim.error_rate for p in report.pairs}
     body = [[s] + [("-" if s == t else f"{cell[(s, t)]:.2f}") for t in langs] for s in langs]
     col_avg = [sum(cell[(s, t)] for s in langs if s != t) / (len(langs) - 1) for t in langs]
     body.append(["avg"] + [f"{v:.2f}" for v in col_avg])
-    print(tabulate(body, headers=["src \\ tgt"] + langs, tablefmt="grid", disable_numparse=True))
-    print(f"Global average: {sum(col_avg) / len(col_avg):.2f}")
+    table = tabulate(body, headers=["src \\ tgt"] + langs, tablefmt="grid", disable_numparse=True)
+    return f"{table}\nGlobal average: {sum(col_avg) / len(col_avg):.2f}"

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 
 from tabulate import tabulate
 
 from ..scoring.knn import MARGINS
-from .common import add_data_dir_option, add_encoder_options, add_run_options, encoder_options, open_cache, progress_bar
+from .common import (add_data_dir_option, add_encoder_options, add_run_options, encoder_options, open_cache,
+                     print_report, progress_bar, save_and_sign)
 
 
 def register(sub) -> None:
@@ -70,7 +70,6 @@ def load_bitexts(args) -> list:
 def run(args) -> int:
     from ..encoders import create_encoder
     from ..mining_eval import DUMP_FIELDS, evaluate_tatoeba, tatoeba_error_rows, write_rows
-    from ..results import ResultStore
 
     bitexts = load_bitexts(args)  # read and validate every file before loading a model
     encoder = create_encoder(args.encoder, **encoder_options(args))
@@ -84,22 +83,13 @@ def run(args) -> int:
         if cache is not None:
             cache.close()
 
-    if args.json:
-        for r in report.records:
-            print(json.dumps(r.to_json(), ensure_ascii=False, sort_keys=True))
-    else:
-        print(render(report))
+    print_report(args, report.records, render(report))
     if args.dump:
         rows = tatoeba_error_rows(report)
         fmt = write_rows(args.dump, rows, DUMP_FIELDS)
         if not args.json:
             print(f"\n{len(rows)} index-mode errors written to {args.dump} ({fmt}; text_correct marks duplicates)")
-    if not args.no_save:
-        ResultStore(args.results_dir).put_many(report.records)
-    if not args.json:
-        print(f"\nsignature: {report.records[0].signature.format()} (first record; --json shows all)")
-        print(f"sentences encoded: {report.n_encoded}, reused from cache: {report.n_cached}"
-              + ("" if args.no_save else f"; results in {ResultStore(args.results_dir).root}"))
+    save_and_sign(args, report)
     return 0
 
 
