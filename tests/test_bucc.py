@@ -56,8 +56,11 @@ def test_candidates_match_brute_force(margin, k):
     c = mine_candidates(x, y, margin=margin, k=k)
     ref = brute_candidates(x, y, k, margin)
     assert set(zip(c.src.tolist(), c.tgt.tolist())) == set(ref)
+    # k=50 averages every similarity: the ratio's denominator nearly cancels (scores ~200), which
+    # amplifies float32 rounding (LASER's arithmetic) ~100x against this float64 restatement.
+    rel = 1e-4 if k == 50 and margin == "ratio" else 1e-5
     for s, t, v in zip(c.src, c.tgt, c.score):
-        assert v == pytest.approx(ref[(s, t)], rel=1e-5, abs=1e-6)
+        assert v == pytest.approx(ref[(s, t)], rel=rel, abs=1e-6)
     assert (np.diff(c.score) <= 0).all()
     assert (c.k_fwd, c.k_bwd) == (min(k, 35), min(k, 25))
     assert len(c) <= len(x) + len(y)

@@ -111,3 +111,24 @@ def test_block_bytes_bounds_peak_allocation():
     assert peak <= budget + results, (peak, budget)
     # and the block really is smaller than the full matrix would be (1500 x 20000 x 4 = 114 MiB)
     assert peak < 1500 * 20000 * 4 / 4
+
+
+@pytest.mark.parametrize("inputs", ["vectors", "similarity"])
+@pytest.mark.parametrize("block_rows", [None, 7, 64])
+def test_backward_scope_forward_equals_all(inputs, block_rows):
+    """bwd_scope='forward' (what xsim uses) gives the full backward rows of the forward candidates,
+    and margin scores equal to the full computation, ties and several blocks included."""
+    rng = np.random.default_rng(5)
+    x, y = tie_heavy(rng, 150, 900, 6)
+    args = {"similarity": gemm_nt(x, y)} if inputs == "similarity" else {"x": x, "y": y}
+    full = topk_both(**args, k_fwd=4, k_bwd=4, select="sort", backend="numpy")
+    part = topk_both(**args, k_fwd=4, k_bwd=4, block_rows=block_rows, bwd_scope="forward")
+    assert np.array_equal(part.bwd_cols, np.unique(full.fwd_idx))
+    assert np.array_equal(part.fwd_idx, full.fwd_idx) and np.array_equal(part.fwd_sim, full.fwd_sim)
+    assert np.array_equal(part.bwd_idx, full.bwd_idx[part.bwd_cols])
+    assert np.array_equal(part.bwd_sim, full.bwd_sim[part.bwd_cols])
+    for margin in ("ratio", "distance"):
+        both = margin_knn(**args, margin=margin, backward=True, select="sort", backend="numpy")
+        fwd_only = margin_knn(**args, margin=margin, backward=False, block_rows=block_rows)
+        assert np.array_equal(fwd_only.fwd_idx, both.fwd_idx)
+        assert np.array_equal(fwd_only.fwd_score, both.fwd_score)

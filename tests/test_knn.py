@@ -139,3 +139,16 @@ def test_backends_identical_on_random_embeddings():
     b = margin_knn(x, y, k=4, backward=True, backend="torch")
     for f in ("fwd_idx", "fwd_score", "bwd_idx", "bwd_score"):
         assert np.array_equal(getattr(a, f), getattr(b, f)), f
+
+
+def test_l2_normalize_survives_float32_overflow_and_underflow_of_squares():
+    """1e25 squared overflows float32 and 1e-25 squared underflows to 0: neither is NaN or zero."""
+    a = np.array([[1e25, 1e25], [1e-25, -1e-25], [3.0, 4.0]], dtype=np.float32)
+    out = l2_normalize(a)
+    expected = np.array([[0.70710677, 0.70710677], [0.70710677, -0.70710677], [0.6, 0.8]], dtype=np.float32)
+    np.testing.assert_allclose(out, expected, rtol=1e-6)
+    assert out.dtype == np.float32 and out.flags.c_contiguous
+    with pytest.raises(BadInputError, match=r"1 row\(s\) with NaN or infinite values \(row 1\)"):
+        l2_normalize(np.array([[1.0, 2.0], [np.inf, 1.0]]))
+    with pytest.raises(BadInputError, match=r"1 all-zero vector\(s\) \(row 0\)"):
+        l2_normalize(np.array([[0.0, 0.0], [1e-30, 0.0]]))

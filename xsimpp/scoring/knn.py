@@ -38,18 +38,20 @@ def l2_normalize(a: np.ndarray, name: str = "embeddings") -> np.ndarray:
         raise BadInputError(f"{name} must be a 2-D array (sentences x dimensions), got shape {a.shape}")
     if a.shape[0] == 0:
         raise BadInputError(f"{name} is empty (0 sentences)")
-    a = np.array(a, dtype=np.float32, order="C", copy=True)
-    bad = ~np.isfinite(a).all(axis=1)
-    if bad.any():
-        rows = np.flatnonzero(bad)
-        raise BadInputError(f"{name} has {len(rows)} row(s) with NaN or infinite values (row {_few(rows)})")
-    norms = np.linalg.norm(a, axis=1)
-    zero = norms == 0
-    if zero.any():
-        rows = np.flatnonzero(zero)
-        raise BadInputError(f"{name} has {len(rows)} all-zero vector(s) (row {_few(rows)}); cosine is undefined")
-    a /= norms[:, None]
-    return a
+    a = np.ascontiguousarray(a, dtype=np.float32)
+    # One fused pass for the squared norms (np.linalg.norm materialises a*a: 4x slower here).
+    norms = np.sqrt(np.einsum("ij,ij->i", a, a))
+    odd = ~np.isfinite(norms) | (norms == 0)  # NaN/inf, or float32 over/underflow of the squares
+    if odd.any():
+        rows = np.flatnonzero(odd)
+        bad = rows[~np.isfinite(a[rows]).all(axis=1)]
+        if bad.size:
+            raise BadInputError(f"{name} has {len(bad)} row(s) with NaN or infinite values (row {_few(bad)})")
+        norms[rows] = np.linalg.norm(a[rows].astype(np.float64), axis=1)
+        zero = rows[norms[rows] == 0]
+        if zero.size:
+            raise BadInputError(f"{name} has {len(zero)} all-zero vector(s) (row {_few(zero)}); cosine is undefined")
+    return a / norms[:, None]
 
 
 def _few(rows: np.ndarray) -> str:
@@ -242,6 +244,7 @@ def _filtered_topk(block: np.ndarray, k: int, axis: int) -> tuple[np.ndarray, np
 
 
 SELECTS = ("auto", "filter", "sort")
+BWD_SCOPES = ("all", "forward")
 
 
 @dataclass(frozen=True)
@@ -250,8 +253,9 @@ class TopK:
 
     fwd_sim: np.ndarray  # (n_x, k_fwd) float32, sorted descending
     fwd_idx: np.ndarray  # (n_x, k_fwd) int64 indices into y
-    bwd_sim: np.ndarray | None  # (n_y, k_bwd) or None when not requested
+    bwd_sim: np.ndarray | None  # (n_y, k_bwd), or (len(bwd_cols), k_bwd); None when not requested
     bwd_idx: np.ndarray | None
+    bwd_cols: np.ndarray | None = None  # columns the backward rows belong to; None = all of y, in order
 
 
 # OpenBLAS/MKL compute every element of a large sgemm as one fused multiply-add chain over the
@@ -306,11 +310,15 @@ def topk_both(
     backend: str = "auto",
     select: str = "auto",
     block_bytes: int | None = None,
+    bwd_scope: str = "all",
 ) -> TopK:
     """Top-k neighbours both ways from one pass over the similarity matrix.
 
     Give normalised vectors ``x`` (n_x, d) and ``y`` (n_y, d), or a precomputed ``similarity``
     (n_x, n_y). ``k_bwd=None`` skips the backward direction (absolute margin needs none).
+    ``bwd_scope="forward"`` computes the backward top-k only for the columns that occur in the
+    forward top-k (``TopK.bwd_cols``): all that the margins of the forward candidates need, and on
+    the xsim++ shape (45k targets, ~4k of them candidates) it skips ~90 % of the backward work.
 
     ``select``: ``filter`` (default for ``auto``) gathers only the groups that can hold a top-k
     value (see above); ``sort`` is the plain per-line selection with ``backend`` (numpy or
@@ -345,27 +353,43 @@ def topk_both(
     else:
         backend = _resolve_backend(backend)
 
+    if bwd_scope not in BWD_SCOPES:
+        raise BadInputError(f"bwd_scope must be one of {', '.join(BWD_SCOPES)}, got '{bwd_scope}'")
+    later_bwd = k_bwd is not None and bwd_scope == "forward"
+
+    def line_topk(block: np.ndarray, k: int, axis: int, offset: int) -> tuple[np.ndarray, np.ndarray]:
+        if filtered:
+            vals, idx = _filtered_topk(block, k, axis=axis)
+            return vals, idx + offset if offset else idx
+        return _sorted_topk(block, k, offset, axis=axis, backend=backend)
+
     fwd_sim = np.empty((n_x, k_fwd), dtype=np.float32)
     fwd_idx = np.empty((n_x, k_fwd), dtype=np.int64)
     bwd_sim = bwd_idx = None
+    whole = None  # the block, when one block holds every row: the later backward pass reuses it
     for start, block in blocks:
         stop = start + block.shape[0]
-        if filtered:
-            fwd_sim[start:stop], fwd_idx[start:stop] = _filtered_topk(block, k_fwd, axis=1)
-        else:
-            fwd_sim[start:stop], fwd_idx[start:stop] = _sorted_topk(block, k_fwd, 0, axis=1, backend=backend)
-        if k_bwd is not None:
-            kb = min(k_bwd, block.shape[0])
-            if filtered:
-                vals, idx = _filtered_topk(block, kb, axis=0)
-                idx += start
-            else:
-                vals, idx = _sorted_topk(block, kb, start, axis=0, backend=backend)
-            if bwd_sim is None:
-                bwd_sim, bwd_idx = vals, idx
-            else:
-                bwd_sim, bwd_idx = _merge_topk(bwd_sim, bwd_idx, vals, idx, k_bwd)
-    return TopK(fwd_sim, fwd_idx, bwd_sim, bwd_idx)
+        fwd_sim[start:stop], fwd_idx[start:stop] = line_topk(block, k_fwd, 1, 0)
+        if later_bwd:
+            whole = block if start == 0 and stop == n_x else None
+        elif k_bwd is not None:
+            vals, idx = line_topk(block, min(k_bwd, block.shape[0]), 0, start)
+            bwd_sim, bwd_idx = (vals, idx) if bwd_sim is None else _merge_topk(bwd_sim, bwd_idx, vals, idx, k_bwd)
+    if not later_bwd:
+        return TopK(fwd_sim, fwd_idx, bwd_sim, bwd_idx)
+    assert k_bwd is not None
+    cols = np.unique(fwd_idx)
+    if whole is not None:
+        sub_blocks: Iterator[tuple[int, np.ndarray]] = iter([(0, np.take(whole, cols, axis=1))])
+    elif similarity is not None:
+        sub_blocks = ((a, np.asarray(sim[a : a + rows][:, cols], dtype=np.float32)) for a in range(0, n_x, rows))
+    else:
+        y_cols = y[cols]
+        sub_blocks = ((a, gemm_nt(x[a : a + rows], y_cols)) for a in range(0, n_x, rows))
+    for start, block in sub_blocks:
+        vals, idx = line_topk(block, min(k_bwd, block.shape[0]), 0, start)
+        bwd_sim, bwd_idx = (vals, idx) if bwd_sim is None else _merge_topk(bwd_sim, bwd_idx, vals, idx, k_bwd)
+    return TopK(fwd_sim, fwd_idx, bwd_sim, bwd_idx, cols)
 
 
 def margin_scores(
@@ -444,10 +468,15 @@ def margin_knn(
         top = topk_both(x, y, similarity=similarity, k_fwd=1, k_bwd=1 if backward else None, block_rows=block_rows,
                          backend=backend, select=select, block_bytes=block_bytes)
         return MarginKNN(margin, 1, top.fwd_idx, top.fwd_sim, top.bwd_idx, top.bwd_sim)
+    # Without backward results only the forward candidates' target averages are needed.
     top = topk_both(x, y, similarity=similarity, k_fwd=k, k_bwd=k, block_rows=block_rows, backend=backend,
-                    select=select, block_bytes=block_bytes)
+                    select=select, block_bytes=block_bytes, bwd_scope="all" if backward else "forward")
     avg_x = top.fwd_sim.mean(axis=1)
-    avg_y = top.bwd_sim.mean(axis=1)
+    if top.bwd_cols is None:
+        avg_y = top.bwd_sim.mean(axis=1)
+    else:  # NaN marks targets no forward candidate refers to: never read by margin_scores below
+        avg_y = np.full(top.fwd_idx.max() + 1, np.nan, dtype=np.float32)
+        avg_y[top.bwd_cols] = top.bwd_sim.mean(axis=1)
     fwd_score = margin_scores(top.fwd_sim, top.fwd_idx, avg_x, avg_y, margin)
     bwd_idx = bwd_score = None
     if backward:
