@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from xsimpp.errors import BadInputError
-from xsimpp.scoring.knn import gemm_nt, l2_normalize, margin_knn, topk_both
+from xsimpp.scoring.knn import l2_normalize, margin_knn, topk_both
+from xsimpp.scoring.selection import gemm_nt
 
 FIELDS = ("fwd_sim", "fwd_idx", "bwd_sim", "bwd_idx")
 

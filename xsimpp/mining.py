@@ -33,8 +33,8 @@ from typing import Callable
 import numpy as np
 
 from .errors import BadInputError
-from .scoring.knn import (BLOCK_BYTES_PER_VALUE, MARGINS, MarginKNN, _filtered_topk, _merge_topk, check_k, gemm_nt,
-                          l2_normalize, margin_scores)
+from .scoring.knn import BLOCK_BYTES_PER_VALUE, MARGINS, MarginKNN, check_k, l2_normalize, margin_scores
+from .scoring.selection import filtered_topk, gemm_nt, merge_topk
 from .textio import atomic_save_npy, atomic_write_json
 
 log = logging.getLogger(__name__)
@@ -193,13 +193,13 @@ def compute_shard(src: RowSource, tgt: RowSource, plan: MiningPlan, i: int) -> d
     for c in range(0, plan.n_tgt, plan.tile_cols):
         d = min(plan.n_tgt, c + plan.tile_cols)
         block = gemm_nt(xs, tgt.normalized(c, d))
-        vals, idx = _filtered_topk(block, kf, axis=1)
+        vals, idx = filtered_topk(block, kf, axis=1)
         idx += c
         if fwd_sim is None:
             fwd_sim, fwd_idx = vals, idx
         else:  # tiles come in index order, so the stable merge keeps lower indices first on ties
-            fwd_sim, fwd_idx = _merge_topk(fwd_sim, fwd_idx, vals, idx, kf)
-        bwd_sim[c:d], bwd_idx[c:d] = _filtered_topk(block, kb, axis=0)
+            fwd_sim, fwd_idx = merge_topk(fwd_sim, fwd_idx, vals, idx, kf)
+        bwd_sim[c:d], bwd_idx[c:d] = filtered_topk(block, kb, axis=0)
         del block
     bwd_idx += a
     return {"fwd_sim": np.ascontiguousarray(fwd_sim), "fwd_idx": np.ascontiguousarray(fwd_idx),
@@ -288,7 +288,7 @@ def _finish(out: Path, plan: MiningPlan, margin: str) -> MarginKNN:
         vs, vi = np.load(p["bwd_sim"]), np.load(p["bwd_idx"])
         # Shards merge in source order; the merge sorts by (value desc, index asc) anyway, so the
         # order would not matter (a cluster may finish them in any order).
-        bwd_sim, bwd_idx = (vs, vi) if bwd_sim is None else _merge_topk(bwd_sim, bwd_idx, vs, vi, plan.k)
+        bwd_sim, bwd_idx = (vs, vi) if bwd_sim is None else merge_topk(bwd_sim, bwd_idx, vs, vi, plan.k)
     if margin == "absolute":
         fwd_score, bwd_score = fwd_sim, bwd_sim
     else:

@@ -18,6 +18,7 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import BadInputError
+from .selection import (BACKENDS, filtered_topk, gemm_nt, merge_topk, resolve_backend, sorted_topk)
 
 MARGINS = ("ratio", "distance", "absolute")
 
@@ -68,181 +69,6 @@ def check_k(k: int, n_candidates: int, what: str) -> None:
         )
 
 
-def _torch():
-    try:
-        import torch
-
-        return torch
-    except ImportError:  # torch is optional for scoring: numpy gives the same answers, slower
-        return None
-
-
-BACKENDS = ("auto", "torch", "numpy")
-
-
-def _resolve_backend(backend: str) -> str:
-    if backend not in BACKENDS:
-        raise BadInputError(f"backend must be one of {', '.join(BACKENDS)}, got '{backend}'")
-    if backend == "auto":
-        return "torch" if _torch() is not None else "numpy"
-    if backend == "torch" and _torch() is None:
-        raise BadInputError("the torch scoring backend needs torch: pip install torch")
-    return backend
-
-
-def _sorted_topk(block: np.ndarray, k: int, offset: int, axis: int = 1,
-                 backend: str = "numpy") -> tuple[np.ndarray, np.ndarray]:
-    """Top-k along ``axis`` of ``block``, as (n_lines, k) arrays sorted by (similarity desc, index asc).
-
-    ``axis=1``: for every row, over columns; ``axis=0``: for every column, over rows (no transpose
-    copy needed). k+1 values are selected so that a tie between the k-th and (k+1)-th value is
-    visible; which tied index a partial selection keeps is unspecified, so those lines (rare:
-    duplicate vectors) are redone with a stable sort that keeps the lowest indices. Every backend
-    therefore returns exactly the same indices.
-    """
-    n = block.shape[axis]
-    kk = min(k + 1, n)
-    if backend == "torch":
-        torch = _torch()
-        vals_t, idx_t = torch.topk(torch.from_numpy(block), kk, dim=axis, largest=True, sorted=True)
-        vals, idx = vals_t.numpy(), idx_t.numpy()
-        if axis == 0:
-            vals, idx = vals.T, idx.T
-    else:
-        lines = block if axis == 1 else block.T
-        if kk >= n:
-            idx = np.argsort(-lines, axis=1, kind="stable")[:, :kk]
-        else:
-            part = np.argpartition(-lines, kk - 1, axis=1)[:, :kk]
-            order = np.argsort(-np.take_along_axis(lines, part, axis=1), axis=1, kind="stable")
-            idx = np.take_along_axis(part, order, axis=1)
-        vals = np.take_along_axis(lines, idx, axis=1)
-    if kk > k:
-        tied = np.flatnonzero(vals[:, k - 1] == vals[:, k])
-        vals, idx = vals[:, :k], idx[:, :k]
-        if tied.size:
-            lines = block[tied] if axis == 1 else block[:, tied].T
-            fix = np.argsort(-lines, axis=1, kind="stable")[:, :k]
-            idx = idx.copy()
-            vals = vals.copy()
-            idx[tied] = fix
-            vals[tied] = np.take_along_axis(lines, fix, axis=1)
-    idx = idx.astype(np.int64, copy=False)
-    order = np.lexsort((idx, -vals), axis=1)
-    idx = np.take_along_axis(idx, order, axis=1)
-    vals = np.take_along_axis(vals, order, axis=1)
-    return np.ascontiguousarray(vals, dtype=np.float32), idx + offset
-
-
-def _merge_topk(
-    vals_a: np.ndarray, idx_a: np.ndarray, vals_b: np.ndarray, idx_b: np.ndarray, k: int
-) -> tuple[np.ndarray, np.ndarray]:
-    vals = np.concatenate([vals_a, vals_b], axis=1)
-    idx = np.concatenate([idx_a, idx_b], axis=1)
-    order = np.lexsort((idx, -vals), axis=1)[:, :k]
-    return np.take_along_axis(vals, order, axis=1), np.take_along_axis(idx, order, axis=1)
-
-
-# --- filtered exact selection ------------------------------------------------------------------
-#
-# torch.topk / argpartition over every row *and* every column of a 1012 x 45000 block cost more
-# than the GEMM that made it. Most of that work is wasted: only ~k values per line matter. So:
-#   1. split each line into G disjoint groups (members q, q+G, q+2G, ...: a strided split, so the
-#      reduction runs over a leading/middle axis with a contiguous inner axis and vectorises);
-#   2. the k-th largest of the G group maxima, tau, is a LOWER bound on the line's k-th largest
-#      value (k distinct groups each hold an element >= tau);
-#   3. every element >= tau lies in a group whose maximum is >= tau, so only those groups are
-#      gathered; a stable exact sort of the gathered (line, -value, index) triples then yields
-#      the top-k. Every value tied with the k-th is >= tau and so is gathered: ties resolve to the
-#      lowest index exactly as the plain stable sort does, with no repair step.
-# Values are the block's own float32 values, so results equal the plain path bit for bit.
-
-
-def _group_count(n: int, k: int, group: int) -> int:
-    """Number of groups: ~n/group, but at least k (tau needs k groups) and at most n."""
-    return max(min(n, k), min(n, max(1, n // group)))
-
-
-def _group_max(block: np.ndarray, axis: int, n_groups: int) -> np.ndarray:
-    """Maxima of the strided groups (index mod n_groups) along ``axis``; (R, G) or (G, N)."""
-    n = block.shape[axis]
-    full = n // n_groups  # members every group has; the first n % n_groups groups have one more
-    tail = n - full * n_groups
-    if axis == 1:
-        r = block.shape[0]
-        gm = block[:, : full * n_groups].reshape(r, full, n_groups).max(axis=1)
-        if tail:
-            np.maximum(gm[:, :tail], block[:, full * n_groups :], out=gm[:, :tail])
-    else:
-        c = block.shape[1]
-        gm = block[: full * n_groups].reshape(full, n_groups, c).max(axis=0)
-        if tail:
-            np.maximum(gm[:tail], block[full * n_groups :], out=gm[:tail])
-    return gm
-
-
-def _kth_largest(a: np.ndarray, k: int, axis: int) -> np.ndarray:
-    n = a.shape[axis]
-    if k == n:
-        return a.min(axis=axis)
-    return np.take(np.partition(a, n - k, axis=axis), n - k, axis=axis)
-
-
-def _first_k_per_line(line: np.ndarray, other: np.ndarray, vals: np.ndarray, n_lines: int, k: int):
-    """(n_lines, k) top-k by (value desc, index asc) from triples; every line has >= k triples."""
-    order = np.lexsort((other, -vals, line))
-    line, other, vals = line[order], other[order], vals[order]
-    counts = np.bincount(line, minlength=n_lines)
-    starts = np.cumsum(counts) - counts
-    keep = (np.arange(len(line)) - starts[line]) < k
-    return vals[keep].reshape(n_lines, k), other[keep].reshape(n_lines, k).astype(np.int64, copy=False)
-
-
-def _gather_groups(block: np.ndarray, axis: int, n_groups: int, gm: np.ndarray, tau: np.ndarray):
-    """(line, other index, value) of every element >= tau[line] along ``axis`` (line = row for
-    axis=1, column for axis=0), visiting only groups whose maximum reaches tau."""
-    n = block.shape[axis]
-    members = -(-n // n_groups)
-    if axis == 1:
-        lines, groups = np.nonzero(gm >= tau[:, None])
-    else:
-        groups, lines = np.nonzero(gm >= tau[None, :])
-    idx = groups[:, None] + n_groups * np.arange(members)[None, :]
-    lines = np.broadcast_to(lines[:, None], idx.shape)
-    ok = idx < n
-    idx, lines = idx[ok], lines[ok]
-    vals = block[lines, idx] if axis == 1 else block[idx, lines]
-    hit = vals >= tau[lines]
-    return lines[hit], idx[hit], vals[hit]
-
-
-FWD_GROUP, BWD_GROUP = 32, 8
-
-
-# Lines are processed in chunks of about block.size / CHUNK_DIVISOR values: the gather's index
-# arrays cost ~60 bytes per gathered value, and with massive ties (all values equal) every value
-# is gathered; chunking keeps that worst case near 2 bytes per block value (BLOCK_BYTES_PER_VALUE).
-CHUNK_DIVISOR = 32
-
-
-def _filtered_topk(block: np.ndarray, k: int, axis: int) -> tuple[np.ndarray, np.ndarray]:
-    """Exact stable top-k of every line along ``axis`` (same contract as _sorted_topk)."""
-    n_lines, n = block.shape[1 - axis], block.shape[axis]
-    k = min(k, n)
-    g = _group_count(n, k, FWD_GROUP if axis == 1 else BWD_GROUP)
-    step = max(1, block.size // CHUNK_DIVISOR // max(1, n), 4096 // max(1, n))
-    vals = np.empty((n_lines, k), np.float32)
-    idx = np.empty((n_lines, k), np.int64)
-    for a in range(0, n_lines, step):
-        b = min(n_lines, a + step)
-        part = block[a:b] if axis == 1 else block[:, a:b]
-        gm = _group_max(part, axis, g)
-        tau = _kth_largest(gm, k, axis)
-        lines, other, v = _gather_groups(part, axis, g, gm, tau)
-        vals[a:b], idx[a:b] = _first_k_per_line(lines, other, v, b - a, k)
-    return vals, idx
-
-
 SELECTS = ("auto", "filter", "sort")
 BWD_SCOPES = ("all", "forward")
 
@@ -256,27 +82,6 @@ class TopK:
     bwd_sim: np.ndarray | None  # (n_y, k_bwd), or (len(bwd_cols), k_bwd); None when not requested
     bwd_idx: np.ndarray | None
     bwd_cols: np.ndarray | None = None  # columns the backward rows belong to; None = all of y, in order
-
-
-# OpenBLAS/MKL compute every element of a large sgemm as one fused multiply-add chain over the
-# dimension, in order, whatever the output shape; but 1-row/1-column products go to gemv and tiny
-# ones to "small matrix" kernels, which sum in another order (last-bit differences). Padding such
-# products to a size that takes the main kernel makes every element's value independent of how
-# the matrix was tiled, so block sizes, shards and fast paths all see the same float32 bits
-# (tests/test_fastpaths.py checks this against the full product).
-_MIN_GEMM_SIDE = 128
-_MIN_GEMM_MNK = 2_000_000
-
-
-def gemm_nt(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``a @ b.T`` in float32 with tiling-independent element values (see above)."""
-    m, n, d = a.shape[0], b.shape[0], a.shape[1]
-    side = max(_MIN_GEMM_SIDE, int(np.ceil(np.sqrt(_MIN_GEMM_MNK / max(1, d)))))
-    if min(m, n) >= side or (m * n * d >= _MIN_GEMM_MNK and min(m, n) >= 2):
-        return a @ b.T  # a transposed view: BLAS reads it as is, no copy
-    pa = a if m >= side else np.concatenate([a, np.zeros((side - m, d), a.dtype)])
-    pb = b if n >= side else np.concatenate([b, np.zeros((side - n, d), b.dtype)])
-    return np.ascontiguousarray((pa @ pb.T)[:m, :n])
 
 
 def _row_blocks_from_vectors(x: np.ndarray, y: np.ndarray, block_rows: int) -> Iterator[tuple[int, np.ndarray]]:
@@ -351,7 +156,7 @@ def topk_both(
         if backend not in BACKENDS:
             raise BadInputError(f"backend must be one of {', '.join(BACKENDS)}, got '{backend}'")
     else:
-        backend = _resolve_backend(backend)
+        backend = resolve_backend(backend)
 
     if bwd_scope not in BWD_SCOPES:
         raise BadInputError(f"bwd_scope must be one of {', '.join(BWD_SCOPES)}, got '{bwd_scope}'")
@@ -359,9 +164,9 @@ def topk_both(
 
     def line_topk(block: np.ndarray, k: int, axis: int, offset: int) -> tuple[np.ndarray, np.ndarray]:
         if filtered:
-            vals, idx = _filtered_topk(block, k, axis=axis)
+            vals, idx = filtered_topk(block, k, axis=axis)
             return vals, idx + offset if offset else idx
-        return _sorted_topk(block, k, offset, axis=axis, backend=backend)
+        return sorted_topk(block, k, offset, axis=axis, backend=backend)
 
     fwd_sim = np.empty((n_x, k_fwd), dtype=np.float32)
     fwd_idx = np.empty((n_x, k_fwd), dtype=np.int64)
@@ -374,7 +179,7 @@ def topk_both(
             whole = block if start == 0 and stop == n_x else None
         elif k_bwd is not None:
             vals, idx = line_topk(block, min(k_bwd, block.shape[0]), 0, start)
-            bwd_sim, bwd_idx = (vals, idx) if bwd_sim is None else _merge_topk(bwd_sim, bwd_idx, vals, idx, k_bwd)
+            bwd_sim, bwd_idx = (vals, idx) if bwd_sim is None else merge_topk(bwd_sim, bwd_idx, vals, idx, k_bwd)
     if not later_bwd:
         return TopK(fwd_sim, fwd_idx, bwd_sim, bwd_idx)
     assert k_bwd is not None
@@ -388,7 +193,7 @@ def topk_both(
         sub_blocks = ((a, gemm_nt(x[a : a + rows], y_cols)) for a in range(0, n_x, rows))
     for start, block in sub_blocks:
         vals, idx = line_topk(block, min(k_bwd, block.shape[0]), 0, start)
-        bwd_sim, bwd_idx = (vals, idx) if bwd_sim is None else _merge_topk(bwd_sim, bwd_idx, vals, idx, k_bwd)
+        bwd_sim, bwd_idx = (vals, idx) if bwd_sim is None else merge_topk(bwd_sim, bwd_idx, vals, idx, k_bwd)
     return TopK(fwd_sim, fwd_idx, bwd_sim, bwd_idx, cols)
 
 
