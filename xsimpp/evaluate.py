@@ -96,6 +96,8 @@ def evaluate_bitexts(
     mode: str = "text",
     cache: EmbeddingCache | None = None,
     progress: Callable[[int], None] | None = None,
+    precision: str = "auto",
+    device: str = "cpu",
 ) -> EvalReport:
     """xsim for every bitext; xsim++ too where ``augmented`` matches the bitext's target language."""
     first = bitexts[0]
@@ -107,7 +109,7 @@ def evaluate_bitexts(
         if embed is not None:
             x = embed(bt.src, bt.src_lang)
             y = embed(bt.tgt, bt.tgt_lang)
-            res = xsim(x, y, margin=margin, k=k, mode=mode, tgt_text=bt.tgt)
+            res = xsim(x, y, margin=margin, k=k, mode=mode, tgt_text=bt.tgt, precision=precision, device=device)
         else:
             sim = encoder.similarity(bt.src, bt.tgt, src_lang=bt.src_lang, tgt_lang=bt.tgt_lang)
             res = xsim(similarity=sim, margin=margin, k=k, mode=mode, tgt_text=bt.tgt)
@@ -117,7 +119,8 @@ def evaluate_bitexts(
             tgt_all = list(bt.tgt) + list(aug.lines)
             if embed is not None:
                 y_all = np.concatenate([y, embed(aug.lines, bt.tgt_lang)])
-                respp = xsim(x, y_all, margin=margin, k=k, mode=mode, tgt_text=tgt_all, errtypes=aug.errtypes)
+                respp = xsim(x, y_all, margin=margin, k=k, mode=mode, tgt_text=tgt_all, errtypes=aug.errtypes,
+                             precision=precision, device=device)
             else:
                 sim = encoder.similarity(bt.src, tgt_all, src_lang=bt.src_lang, tgt_lang=bt.tgt_lang)
                 respp = xsim(similarity=sim, margin=margin, k=k, mode=mode, tgt_text=tgt_all, errtypes=aug.errtypes)

@@ -18,7 +18,9 @@ from typing import Iterator
 import numpy as np
 
 from ..errors import BadInputError
-from .selection import (BACKENDS, filtered_topk, gemm_nt, merge_topk, resolve_backend, sorted_topk)
+from .lowp import BLOCK_BYTES_PER_VALUE as LOWP_BYTES_PER_VALUE
+from .lowp import LowpStats, lowp_topk, resolve_precision
+from .selection import BACKENDS, filtered_topk, gemm_nt, merge_topk, resolve_backend, sorted_topk
 
 MARGINS = ("ratio", "distance", "absolute")
 
@@ -82,6 +84,7 @@ class TopK:
     bwd_sim: np.ndarray | None  # (n_y, k_bwd), or (len(bwd_cols), k_bwd); None when not requested
     bwd_idx: np.ndarray | None
     bwd_cols: np.ndarray | None = None  # columns the backward rows belong to; None = all of y, in order
+    lowp: LowpStats | None = None  # what the bf16 candidate path did, when it ran
 
 
 def _row_blocks_from_vectors(x: np.ndarray, y: np.ndarray, block_rows: int) -> Iterator[tuple[int, np.ndarray]]:
@@ -116,6 +119,8 @@ def topk_both(
     select: str = "auto",
     block_bytes: int | None = None,
     bwd_scope: str = "all",
+    precision: str = "fp32",
+    device: str = "cpu",
 ) -> TopK:
     """Top-k neighbours both ways from one pass over the similarity matrix.
 
@@ -129,6 +134,10 @@ def topk_both(
     value (see above); ``sort`` is the plain per-line selection with ``backend`` (numpy or
     torch.topk). Both return identical arrays. ``block_bytes`` bounds one block and its selection
     temporaries (default 512 MiB); ``block_rows`` overrides it.
+
+    ``precision="bf16"`` generates candidates with a bf16 GEMM on ``device`` and rescores them
+    exactly (``lowp``): identical arrays, faster where bf16 is native. ``auto`` takes it for large
+    products on such hardware (or whenever a non-CPU ``device`` is named). Vectors only.
     """
     if select not in SELECTS:
         raise BadInputError(f"select must be one of {', '.join(SELECTS)}, got '{select}'")
@@ -168,10 +177,27 @@ def topk_both(
             return vals, idx + offset if offset else idx
         return sorted_topk(block, k, offset, axis=axis, backend=backend)
 
+    if similarity is not None or not filtered:  # a given matrix, or the plain reference path
+        if precision == "bf16" or device != "cpu":
+            raise BadInputError("bf16 candidates (and a scoring device) need vectors and select='filter' or 'auto'")
+        precision = "fp32"
+    else:
+        precision = resolve_precision("bf16" if device != "cpu" and precision == "auto" else precision,
+                                      2.0 * n_x * n_y * x.shape[1], device)
+    stats = None
     fwd_sim = np.empty((n_x, k_fwd), dtype=np.float32)
     fwd_idx = np.empty((n_x, k_fwd), dtype=np.int64)
     bwd_sim = bwd_idx = None
     whole = None  # the block, when one block holds every row: the later backward pass reuses it
+    if precision == "bf16":
+        assert x is not None and y is not None
+        lp_rows = block_rows or block_rows_for(n_y, block_bytes or DEFAULT_BLOCK_BYTES, LOWP_BYTES_PER_VALUE)
+        lp = lowp_topk(x, y, k_fwd=k_fwd, k_bwd=None if later_bwd else k_bwd, block_rows=lp_rows, device=device)
+        stats = lp.stats
+        if stats.fallback is None:  # else the float32 loop below computes the same arrays
+            assert lp.fwd_sim is not None and lp.fwd_idx is not None
+            fwd_sim, fwd_idx, bwd_sim, bwd_idx = lp.fwd_sim, lp.fwd_idx, lp.bwd_sim, lp.bwd_idx
+            blocks = iter(())
     for start, block in blocks:
         stop = start + block.shape[0]
         fwd_sim[start:stop], fwd_idx[start:stop] = line_topk(block, k_fwd, 1, 0)
@@ -181,7 +207,7 @@ def topk_both(
             vals, idx = line_topk(block, min(k_bwd, block.shape[0]), 0, start)
             bwd_sim, bwd_idx = (vals, idx) if bwd_sim is None else merge_topk(bwd_sim, bwd_idx, vals, idx, k_bwd)
     if not later_bwd:
-        return TopK(fwd_sim, fwd_idx, bwd_sim, bwd_idx)
+        return TopK(fwd_sim, fwd_idx, bwd_sim, bwd_idx, None, stats)
     assert k_bwd is not None
     cols = np.unique(fwd_idx)
     if whole is not None:
@@ -194,7 +220,7 @@ def topk_both(
     for start, block in sub_blocks:
         vals, idx = line_topk(block, min(k_bwd, block.shape[0]), 0, start)
         bwd_sim, bwd_idx = (vals, idx) if bwd_sim is None else merge_topk(bwd_sim, bwd_idx, vals, idx, k_bwd)
-    return TopK(fwd_sim, fwd_idx, bwd_sim, bwd_idx, cols)
+    return TopK(fwd_sim, fwd_idx, bwd_sim, bwd_idx, cols, stats)
 
 
 def margin_scores(
@@ -255,6 +281,8 @@ def margin_knn(
     backend: str = "auto",
     select: str = "auto",
     block_bytes: int | None = None,
+    precision: str = "fp32",
+    device: str = "cpu",
 ) -> MarginKNN:
     """Margin-based kNN (Artetxe & Schwenk 2019) of x over y, and optionally of y over x.
 
@@ -271,11 +299,12 @@ def margin_knn(
             y = l2_normalize(y, "target embeddings")
     if margin == "absolute":
         top = topk_both(x, y, similarity=similarity, k_fwd=1, k_bwd=1 if backward else None, block_rows=block_rows,
-                         backend=backend, select=select, block_bytes=block_bytes)
+                         backend=backend, select=select, block_bytes=block_bytes, precision=precision, device=device)
         return MarginKNN(margin, 1, top.fwd_idx, top.fwd_sim, top.bwd_idx, top.bwd_sim)
     # Without backward results only the forward candidates' target averages are needed.
     top = topk_both(x, y, similarity=similarity, k_fwd=k, k_bwd=k, block_rows=block_rows, backend=backend,
-                    select=select, block_bytes=block_bytes, bwd_scope="all" if backward else "forward")
+                    select=select, block_bytes=block_bytes, bwd_scope="all" if backward else "forward",
+                    precision=precision, device=device)
     avg_x = top.fwd_sim.mean(axis=1)
     if top.bwd_cols is None:
         avg_y = top.bwd_sim.mean(axis=1)
@@ -301,8 +330,10 @@ def nearest_neighbors(
     backend: str = "auto",
     select: str = "auto",
     block_bytes: int | None = None,
+    precision: str = "fp32",
+    device: str = "cpu",
 ) -> np.ndarray:
     """Index into y of the best margin-scored neighbour of every row of x."""
     knn = margin_knn(x, y, similarity=similarity, margin=margin, k=k, block_rows=block_rows, backend=backend,
-                     select=select, block_bytes=block_bytes)
+                     select=select, block_bytes=block_bytes, precision=precision, device=device)
     return knn.forward_best()[0]

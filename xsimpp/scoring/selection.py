@@ -152,6 +152,8 @@ def kth_largest(a: np.ndarray, k: int, axis: int) -> np.ndarray:
     n = a.shape[axis]
     if k == n:
         return a.min(axis=axis)
+    if axis == 0 and a.ndim == 2:  # numpy partitions a strided axis ~10x slower than a contiguous one
+        return np.partition(np.ascontiguousarray(a.T), n - k, axis=1)[:, n - k]
     return np.take(np.partition(a, n - k, axis=axis), n - k, axis=axis)
 
 
