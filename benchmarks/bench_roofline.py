@@ -42,11 +42,25 @@ def main() -> None:
     blk = 1024  # the engine's block rows below: same GEMM shape for both lines
     t_gemm, _ = best_of(lambda: [xb[a:a + blk] @ yb.T for a in range(0, rows, blk)], args.repeats)
     t_eng, _ = best_of(lambda: topk_both(xb, yb, k_fwd=4, k_bwd=4, block_rows=blk), args.repeats)
-    t_sort, _ = best_of(lambda: topk_both(xb, yb, k_fwd=4, k_bwd=4, block_rows=blk, select="sort"), 1)
+    t_sort, plain = best_of(lambda: topk_both(xb, yb, k_fwd=4, k_bwd=4, block_rows=blk, select="sort"), 1)
     g_gemm, g_eng, g_sort = flops / t_gemm / 1e9, flops / t_eng / 1e9, flops / t_sort / 1e9
     print(f"sgemm alone (numpy BLAS)           {t_gemm:7.3f} s  {g_gemm:6.1f} GFLOP/s  (the roofline)")
     print(f"engine, both directions, filter    {t_eng:7.3f} s  {g_eng:6.1f} GFLOP/s  {100 * g_eng / g_gemm:5.1f} % of roofline")
     print(f"engine, both directions, sort      {t_sort:7.3f} s  {g_sort:6.1f} GFLOP/s  {100 * g_sort / g_gemm:5.1f} % (plain path, 1 run)")
+    from xsimpp.scoring.lowp import fast_bf16
+
+    if fast_bf16():
+        import torch
+
+        xt, yt = torch.from_numpy(xb).bfloat16(), torch.from_numpy(yb).bfloat16()
+        t_bgemm, _ = best_of(lambda: [yt @ xt[a:a + blk].T for a in range(0, rows, blk)], args.repeats)
+        t_lp, lp = best_of(lambda: topk_both(xb, yb, k_fwd=4, k_bwd=4, block_rows=blk, precision="bf16"), args.repeats)
+        for f in ("fwd_sim", "fwd_idx", "bwd_sim", "bwd_idx"):
+            assert np.array_equal(getattr(lp, f), getattr(plain, f)), f"bf16 path differs from the plain path: {f}"
+        g_b, g_lp = flops / t_bgemm / 1e9, flops / t_lp / 1e9
+        print(f"bf16 GEMM alone (torch)            {t_bgemm:7.3f} s  {g_b:6.1f} GFLOP/s  (the bf16 roofline)")
+        print(f"engine, bf16 candidates + rescore  {t_lp:7.3f} s  {g_lp:6.1f} GFLOP/s  {100 * g_lp / g_gemm:5.1f} % of "
+              f"sgemm, {100 * g_lp / g_b:5.1f} % of bf16; identical arrays; {lp.lowp}")
 
 
 if __name__ == "__main__":

@@ -64,15 +64,31 @@ def best_of(fn, repeats: int) -> tuple[float, object]:
 
 
 def compare_with_reference(x: np.ndarray, y: np.ndarray, repeats: int) -> None:
-    """Engine vs LASER-style reference for the three margins; identical neighbours asserted."""
-    xsim(x[:8], y[:8], k=4, mode="index")  # warm-up: imports and thread pools outside the timings
-    print(f"{'margin':9} {'reference s':>12} {'xsimpp s':>10} {'speed-up':>9} {'errors':>7}")
+    """Engine (float32, and bf16 candidates + exact rescoring where torch has native bf16) vs the
+    LASER-style reference for the three margins; identical neighbours and counts asserted. Runs
+    are interleaved so that a change of machine load hits every line alike."""
+    from xsimpp.scoring.lowp import fast_bf16
+
+    precisions = ["fp32"] + (["bf16"] if fast_bf16() else [])
+    for p in precisions:  # warm-up: imports and thread pools outside the timings
+        xsim(x[:300], y[:300], k=4, mode="index", precision=p)
+    if len(precisions) == 1:
+        print("(no native bf16 here: the bf16 candidate line is left out)")
+    head = "".join(f" {'xsimpp ' + p + ' s':>15} {'speed-up':>9}" for p in precisions)
+    print(f"{'margin':9} {'reference s':>12}{head} {'errors':>7}")
     for margin in ("ratio", "distance", "absolute"):
-        t_ref, nn_ref = best_of(lambda: reference_nn(x, y, margin, 4), repeats)
-        t_ours, res = best_of(lambda: xsim(x, y, margin=margin, k=4, mode="index", errtypes={}), repeats)
-        assert (res.nn == nn_ref).all(), f"{margin}: engine and reference disagree"
-        assert res.errors == int((nn_ref != np.arange(len(x))).sum())
-        print(f"{margin:9} {t_ref:12.3f} {t_ours:10.3f} {t_ref / t_ours:8.2f}x {res.errors:7d}")
+        times: dict[str, list[float]] = {p: [] for p in ["ref"] + precisions}
+        for _ in range(repeats):
+            t, nn_ref = best_of(lambda: reference_nn(x, y, margin, 4), 1)
+            times["ref"].append(t)
+            for p in precisions:
+                t, res = best_of(lambda: xsim(x, y, margin=margin, k=4, mode="index", errtypes={}, precision=p), 1)
+                times[p].append(t)
+                assert (res.nn == nn_ref).all(), f"{margin} ({p}): engine and reference disagree"
+                assert res.errors == int((nn_ref != np.arange(len(x))).sum())
+        t_ref = min(times["ref"])
+        cols = "".join(f" {min(times[p]):15.3f} {t_ref / min(times[p]):8.2f}x" for p in precisions)
+        print(f"{margin:9} {t_ref:12.3f}{cols} {res.errors:7d}")
 
 
 def main() -> None:
