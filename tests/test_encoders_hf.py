@@ -145,3 +145,23 @@ def test_cli_hf_layer_and_pooling_flags_reach_the_encoder(models, capsys):
     assert len(fingerprints) == 2
     assert main(base + ["--encoder-opt", "nonsense"]) == 2
     assert "KEY=VALUE" in capsys.readouterr().err
+
+
+def test_bf16_autocast_is_close_keyed_and_validated(models):
+    """bf16 autocast: vectors stay float32 and near the float32 ones, and the option is part of the
+    cache fingerprint (float32 fingerprints unchanged); a bad value is one clear error."""
+    from xsimpp.encoders.hf import HFEncoder
+    from xsimpp.encoders.sbert import SBert
+
+    for cls, kw in ((SBert, {"model": str(models["sbert"])}), (HFEncoder, {"model": str(models["bert"]), "layer": 2})):
+        plain, fast = cls(**kw), cls(autocast="bf16", **kw)
+        a, b = plain.encode(EN), fast.encode(EN)
+        assert b.dtype == np.float32 and b.shape == a.shape
+        assert not np.array_equal(a, b)  # bf16 really ran
+        cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+        assert cos.min() > 0.99, cos
+        assert "autocast" not in plain.config() and fast.config()["autocast"] == "bf16"
+        assert plain.fingerprint != fast.fingerprint
+        assert cls(autocast="none", **kw).fingerprint == plain.fingerprint
+    with pytest.raises(BadInputError, match="autocast must be one of bf16"):
+        SBert(model=str(models["sbert"]), autocast="fp8")

@@ -69,6 +69,9 @@ def add_encoder_options(p: argparse.ArgumentParser, default: str = "e5-small") -
     p.add_argument("--device", help="torch device for torch encoders (cpu, cuda, cuda:1)")
     p.add_argument("--max-length", type=int, help="truncate inputs to this many tokens (torch encoders)")
     p.add_argument("--rerank-k", type=int, help="onealigner: two-stage mode, rescore the top K by mean-pooled cosine")
+    p.add_argument("--autocast", choices=("bf16",),
+                   help="sbert/labse/hf: run the model under torch bf16 autocast (faster on bf16 hardware; "
+                        "changes the vectors slightly, so it is part of the cache key and signature)")
     p.add_argument("--encoder-opt", action="append", default=[], metavar="KEY=VALUE",
                    help="any other constructor option of the encoder (repeatable)")
 
@@ -90,7 +93,7 @@ def encoder_options(args) -> dict:
     from ..errors import BadInputError
 
     opts = {}
-    for flag in ("model", "batch_size", "layer", "pooling", "device", "max_length", "rerank_k"):
+    for flag in ("model", "batch_size", "layer", "pooling", "device", "max_length", "rerank_k", "autocast"):
         value = getattr(args, flag, None)
         if value is not None:
             opts[flag] = value

@@ -113,6 +113,28 @@ def torch_device(device: str | None) -> str:
     return device
 
 
+AUTOCASTS = ("bf16",)
+
+
+def check_autocast(autocast: str | None, adapter: str) -> str | None:
+    if autocast in (None, "", "none", "fp32"):
+        return None
+    if autocast not in AUTOCASTS:
+        raise BadInputError(f"{adapter}: autocast must be one of {', '.join(AUTOCASTS)} (or none), not {autocast!r}")
+    return autocast
+
+
+def autocast_context(autocast: str | None, device: str):
+    """torch.autocast to bfloat16 on the model's device type, or a no-op. Vectors come out float32."""
+    import contextlib
+
+    if autocast is None:
+        return contextlib.nullcontext()
+    import torch
+
+    return torch.autocast(device_type=torch.device(device).type, dtype=torch.bfloat16)
+
+
 def load_transformer(folder: Path, *, adapter: str):
     """(tokenizer, model) from a local folder, in eval mode; bad folders give one clear sentence."""
     try:
@@ -171,9 +193,10 @@ class HFEncoder(VectorEncoder):
     description = "any Hugging Face encoder, hidden layer k, mean or CLS pooling (default: mBERT layer 8 mean, Keung et al.)"
 
     def __init__(self, model: str = "bert-base-multilingual-cased", layer: int = 8, pooling: str = "mean",
-                 batch_size: int = 32, device: str = "auto", max_length: int = 512):
+                 batch_size: int = 32, device: str = "auto", max_length: int = 512, autocast: str | None = None):
         if pooling not in ("mean", "cls"):
             raise BadInputError(f"hf: pooling must be 'mean' or 'cls', not {pooling!r}")
+        self.autocast = check_autocast(autocast, "hf")
         import torch
 
         self.folder = resolve_model_dir(model, adapter="hf")
@@ -194,7 +217,10 @@ class HFEncoder(VectorEncoder):
         return self._revision
 
     def config(self) -> dict:
-        return {"layer": self.layer, "pooling": self.pooling, "max_length": self.max_length}
+        cfg = {"layer": self.layer, "pooling": self.pooling, "max_length": self.max_length}
+        if self.autocast:  # only when set: float32 caches keep their fingerprint
+            cfg["autocast"] = self.autocast
+        return cfg
 
     def encode(self, sentences: Sequence[str], *, lang: str | None = None,
                progress: Callable[[int], None] | None = None) -> np.ndarray:
@@ -202,7 +228,7 @@ class HFEncoder(VectorEncoder):
 
         dim = int(self._model.config.hidden_size)
         out = np.empty((len(sentences), dim), dtype=np.float32)
-        with torch.inference_mode():
+        with torch.inference_mode(), autocast_context(self.autocast, self.device):
             for idx, batch in length_sorted_batches(sentences, self.batch_size):
                 h, mask, _ = token_states(self._model, self._tok, batch, layer=self.layer,
                                           max_length=self.max_length, device=self.device)

