@@ -123,3 +123,16 @@ def test_cuda_candidates_equal_cpu_plain_path():
     fast = topk_both(x, y, k_fwd=4, k_bwd=4, precision="bf16", device="cuda")
     assert fast.lowp.device.startswith("cuda") and fast.lowp.fallback is None
     assert_same(fast, plain)
+
+
+def test_auto_precision_choices(monkeypatch):
+    """auto: bf16 only for large forward-only products on native-bf16 hardware with torch loaded."""
+    monkeypatch.setattr(lowp, "fast_bf16", lambda device="cpu": True)
+    monkeypatch.setattr(lowp, "AUTO_MIN_FLOP", 0)
+    rng = np.random.default_rng(12)
+    x, y = clustered(rng, 100, 900, 16)
+    assert topk_both(x, y, k_fwd=4, k_bwd=4, precision="auto", bwd_scope="forward").lowp is not None
+    assert topk_both(x, y, k_fwd=4, k_bwd=None, precision="auto").lowp is not None
+    assert topk_both(x, y, k_fwd=4, k_bwd=4, precision="auto").lowp is None  # full backward: float32
+    monkeypatch.setattr(lowp, "fast_bf16", lambda device="cpu": False)
+    assert topk_both(x, y, k_fwd=4, k_bwd=None, precision="auto").lowp is None

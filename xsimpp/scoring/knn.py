@@ -137,7 +137,8 @@ def topk_both(
 
     ``precision="bf16"`` generates candidates with a bf16 GEMM on ``device`` and rescores them
     exactly (``lowp``): identical arrays, faster where bf16 is native. ``auto`` takes it for large
-    products on such hardware (or whenever a non-CPU ``device`` is named). Vectors only.
+    forward-only products (``bwd_scope="forward"`` or no backward) on such hardware, or whenever a
+    non-CPU ``device`` is named. Vectors only.
     """
     if select not in SELECTS:
         raise BadInputError(f"select must be one of {', '.join(SELECTS)}, got '{select}'")
@@ -182,8 +183,13 @@ def topk_both(
             raise BadInputError("bf16 candidates (and a scoring device) need vectors and select='filter' or 'auto'")
         precision = "fp32"
     else:
-        precision = resolve_precision("bf16" if device != "cpu" and precision == "auto" else precision,
-                                      2.0 * n_x * n_y * x.shape[1], device)
+        if precision == "auto" and device != "cpu":
+            precision = "bf16"
+        elif precision == "auto" and k_bwd is not None and not later_bwd:
+            # Measured: with the full backward direction the bf16 band costs more than it saves
+            # (bench_roofline.py), so auto keeps float32 there; bf16 stays available on request.
+            precision = "fp32"
+        precision = resolve_precision(precision, 2.0 * n_x * n_y * x.shape[1], device)
     stats = None
     fwd_sim = np.empty((n_x, k_fwd), dtype=np.float32)
     fwd_idx = np.empty((n_x, k_fwd), dtype=np.int64)
