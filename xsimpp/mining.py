@@ -33,7 +33,7 @@ from typing import Callable
 import numpy as np
 
 from .errors import BadInputError
-from .scoring.knn import BLOCK_BYTES_PER_VALUE, MARGINS, MarginKNN, check_k, l2_normalize, margin_scores
+from .scoring.knn import BLOCK_BYTES_PER_VALUE, MarginKNN, check_k, check_margin, l2_normalize, margin_scores
 from .scoring.selection import filtered_topk, gemm_nt, merge_topk
 from .textio import atomic_save_npy, atomic_write_json
 
@@ -228,8 +228,7 @@ def mine(
     Result files: ``fwd_idx.npy``, ``fwd_score.npy``, ``bwd_idx.npy``, ``bwd_score.npy`` (+ the
     cosines ``fwd_sim.npy``/``bwd_sim.npy``).
     """
-    if margin not in MARGINS:
-        raise BadInputError(f"margin must be one of {', '.join(MARGINS)}, got '{margin}'")
+    check_margin(margin)
     s, t = RowSource(src, "source embeddings"), RowSource(tgt, "target embeddings")
     if s.shape[1] != t.shape[1]:
         raise BadInputError(f"source and target embeddings differ in dimension ({s.shape[1]} vs {t.shape[1]})")

@@ -22,7 +22,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import BadInputError, MissingResourceError
-from .knn import MARGINS, l2_normalize, margin_scores, topk_both
+from .knn import check_margin, check_similarity_shape, l2_normalize, margin_scores, topk_both
 
 
 @dataclass(frozen=True)
@@ -78,14 +78,12 @@ def mine_candidates(
     the larger of its two scores (equal here, as the margin is symmetric in x and y; the max is
     the rule all the same, so a directional scorer would be handled).
     """
-    if margin not in MARGINS:
-        raise BadInputError(f"margin must be one of {', '.join(MARGINS)}, got '{margin}'")
+    check_margin(margin)
     if not isinstance(k, (int, np.integer)) or k < 1:
         raise BadInputError(f"k must be a positive integer, got {k!r}")
     if similarity is not None:
         sim = np.asarray(similarity, dtype=np.float32)
-        if sim.ndim != 2 or 0 in sim.shape:
-            raise BadInputError(f"similarity matrix must be 2-D and non-empty, got shape {sim.shape}")
+        check_similarity_shape(sim)
         n_x, n_y = sim.shape
     else:
         if x is None or y is None:

@@ -62,6 +62,11 @@ def _few(rows: np.ndarray) -> str:
     return shown + (" …" if len(rows) > 5 else "")
 
 
+def check_similarity_shape(sim: np.ndarray) -> None:
+    if sim.ndim != 2 or 0 in sim.shape:
+        raise BadInputError(f"similarity matrix must be 2-D and non-empty, got shape {sim.shape}")
+
+
 def check_k(k: int, n_candidates: int, what: str) -> None:
     if not isinstance(k, (int, np.integer)) or k < 1:
         raise BadInputError(f"k must be a positive integer, got {k!r}")
@@ -144,8 +149,7 @@ def topk_both(
         raise BadInputError(f"select must be one of {', '.join(SELECTS)}, got '{select}'")
     if similarity is not None:
         sim = np.asarray(similarity)
-        if sim.ndim != 2 or 0 in sim.shape:
-            raise BadInputError(f"similarity matrix must be 2-D and non-empty, got shape {sim.shape}")
+        check_similarity_shape(sim)
         if not np.isfinite(sim).all():
             raise BadInputError("similarity matrix has NaN or infinite values")
         n_x, n_y = sim.shape
@@ -269,7 +273,7 @@ class MarginKNN:
         return self.bwd_idx[rows, best], self.bwd_score[rows, best]
 
 
-def _validate_margin(margin: str) -> None:
+def check_margin(margin: str) -> None:
     if margin not in MARGINS:
         raise BadInputError(f"margin must be one of {', '.join(MARGINS)}, got '{margin}'")
 
@@ -296,7 +300,7 @@ def margin_knn(
     or a ``similarity`` matrix is given. With ``margin='absolute'`` candidates are the top-1 by
     cosine (LASER searches k=1 there).
     """
-    _validate_margin(margin)
+    check_margin(margin)
     if similarity is None:
         if x is None or y is None:
             raise BadInputError("give either x and y, or a similarity matrix")

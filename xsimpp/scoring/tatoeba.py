@@ -19,7 +19,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import BadInputError
-from .knn import MARGINS, l2_normalize, margin_scores, topk_both
+from .knn import check_margin, check_similarity_shape, l2_normalize, margin_scores, topk_both
 
 MODES = ("text", "index")
 
@@ -88,12 +88,10 @@ def tatoeba_accuracy(
     engine's (auto / torch / numpy: identical answers). Text mode needs both
     sides' sentences; without them only index mode is meaningful and text equals index.
     """
-    if margin not in MARGINS:
-        raise BadInputError(f"margin must be one of {', '.join(MARGINS)}, got '{margin}'")
+    check_margin(margin)
     if similarity is not None:
         sim = np.asarray(similarity, dtype=np.float32)
-        if sim.ndim != 2 or 0 in sim.shape:
-            raise BadInputError(f"similarity matrix must be 2-D and non-empty, got shape {sim.shape}")
+        check_similarity_shape(sim)
         n_x, n_y = sim.shape
         gold_sim = None
     else:
