@@ -9,23 +9,8 @@ import pytest
 from xsimpp.errors import BadInputError
 from xsimpp.scoring.knn import l2_normalize, margin_knn, topk_both
 from xsimpp.scoring.selection import gemm_nt
-
-FIELDS = ("fwd_sim", "fwd_idx", "bwd_sim", "bwd_idx")
-
-
-def same(a, b):
-    for f in FIELDS:
-        assert np.array_equal(getattr(a, f), getattr(b, f)), f
-
-
-def tie_heavy(rng, n_x, n_y, d):
-    """Small-integer vectors: duplicate rows and equal dot products everywhere."""
-    x = rng.integers(-2, 3, size=(n_x, d)).astype(np.float32)
-    y = rng.integers(-2, 3, size=(n_y, d)).astype(np.float32)
-    x[np.abs(x).sum(1) == 0] = 1
-    y[np.abs(y).sum(1) == 0] = 1
-    y[3:9] = y[2]
-    return l2_normalize(x), l2_normalize(y)
+from vectors import same_topk as same
+from vectors import tie_heavy
 
 
 @pytest.mark.parametrize("k", [1, 4, 9])

@@ -34,7 +34,7 @@ import numpy as np
 
 from .errors import BadInputError
 from .scoring.knn import BLOCK_BYTES_PER_VALUE, MarginKNN, check_k, check_margin, l2_normalize, margin_scores
-from .scoring.selection import filtered_topk, gemm_nt, merge_topk
+from .scoring.selection import ColumnTopK, gemm_nt, merge_topk, resolve_select, select_block
 from .textio import atomic_save_npy, atomic_write_json
 
 log = logging.getLogger(__name__)
@@ -182,7 +182,8 @@ def _shard_paths(out: Path, i: int) -> dict[str, Path]:
         "done": Path(f"{stem}.done.json")}
 
 
-def compute_shard(src: RowSource, tgt: RowSource, plan: MiningPlan, i: int) -> dict[str, np.ndarray]:
+def compute_shard(src: RowSource, tgt: RowSource, plan: MiningPlan, i: int,
+                  select: str = "auto") -> dict[str, np.ndarray]:
     """Forward top-k of shard i's rows over all targets, and all targets' top-k over shard i."""
     a, b = i * plan.shard_rows, min(plan.n_src, (i + 1) * plan.shard_rows)
     xs = src.normalized(a, b)
@@ -190,16 +191,18 @@ def compute_shard(src: RowSource, tgt: RowSource, plan: MiningPlan, i: int) -> d
     fwd_sim = fwd_idx = None
     bwd_sim = np.empty((plan.n_tgt, kb), np.float32)
     bwd_idx = np.empty((plan.n_tgt, kb), np.int64)
+    method = resolve_select(select, (b - a) * plan.n_tgt, plan.k)
     for c in range(0, plan.n_tgt, plan.tile_cols):
         d = min(plan.n_tgt, c + plan.tile_cols)
         block = gemm_nt(xs, tgt.normalized(c, d))
-        vals, idx = filtered_topk(block, kf, axis=1)
+        # The tile's columns start empty in this shard: their top-k is over the shard's rows only.
+        columns = ColumnTopK(d - c, kb, bwd_sim[c:d], bwd_idx[c:d])
+        vals, idx = select_block(block, kf, columns, 0, method)
         idx += c
         if fwd_sim is None:
             fwd_sim, fwd_idx = vals, idx
         else:  # tiles come in index order, so the stable merge keeps lower indices first on ties
             fwd_sim, fwd_idx = merge_topk(fwd_sim, fwd_idx, vals, idx, kf)
-        bwd_sim[c:d], bwd_idx[c:d] = filtered_topk(block, kb, axis=0)
         del block
     bwd_idx += a
     return {"fwd_sim": np.ascontiguousarray(fwd_sim), "fwd_idx": np.ascontiguousarray(fwd_idx),
@@ -219,12 +222,14 @@ def mine(
     max_shards: int | None = None,
     keep_shards: bool = True,
     progress: Callable[[int, int], None] | None = None,
+    select: str = "auto",
 ) -> MiningResult | None:
     """Exact margin kNN of src over tgt and tgt over src, sharded on disk under ``out_dir``.
 
     Rerunning with the same inputs and k resumes: complete shards are reused (their layout comes
     from the first run's manifest, whatever ``max_memory`` says now). ``max_shards`` computes at
     most that many new shards and returns None when work is left (benchmarks, time-boxed jobs).
+    ``select`` picks the exact selection method as in ``scoring.knn.topk_both`` (same arrays).
     Result files: ``fwd_idx.npy``, ``fwd_score.npy``, ``bwd_idx.npy``, ``bwd_score.npy`` (+ the
     cosines ``fwd_sim.npy``/``bwd_sim.npy``).
     """
@@ -260,7 +265,7 @@ def mine(
         else:
             if max_shards is not None and computed >= max_shards:
                 return None
-            arrays = compute_shard(s, t, plan, i)
+            arrays = compute_shard(s, t, plan, i, select)
             for key, arr in arrays.items():
                 atomic_save_npy(paths[key], arr)
             atomic_write_json(paths["done"], {"shard": i, "rows": [i * plan.shard_rows,

@@ -20,7 +20,8 @@ import numpy as np
 from ..errors import BadInputError
 from .lowp import BLOCK_BYTES_PER_VALUE as LOWP_BYTES_PER_VALUE
 from .lowp import LowpStats, lowp_topk, resolve_precision
-from .selection import BACKENDS, filtered_topk, gemm_nt, merge_topk, resolve_backend, sorted_topk
+from .selection import (BACKENDS, SELECTS, ColumnTopK, gemm_nt, resolve_backend, resolve_select,
+                        select_block)
 
 MARGINS = ("ratio", "distance", "absolute")
 
@@ -76,7 +77,6 @@ def check_k(k: int, n_candidates: int, what: str) -> None:
         )
 
 
-SELECTS = ("auto", "filter", "sort")
 BWD_SCOPES = ("all", "forward")
 
 
@@ -135,10 +135,11 @@ def topk_both(
     forward top-k (``TopK.bwd_cols``): all that the margins of the forward candidates need, and on
     the xsim++ shape (45k targets, ~4k of them candidates) it skips ~90 % of the backward work.
 
-    ``select``: ``filter`` (default for ``auto``) gathers only the groups that can hold a top-k
-    value (see above); ``sort`` is the plain per-line selection with ``backend`` (numpy or
-    torch.topk). Both return identical arrays. ``block_bytes`` bounds one block and its selection
-    temporaries (default 512 MiB); ``block_rows`` overrides it.
+    ``select``: ``jit`` reads each value once in a compiled kernel (``scoring.jit``, numba);
+    ``filter`` gathers only the groups that can hold a top-k value (numpy, ``selection``); ``sort``
+    is the plain per-line selection with ``backend`` (numpy or torch.topk); ``auto`` takes ``jit``
+    where its load cost pays off, else ``filter``. All return identical arrays. ``block_bytes``
+    bounds one block and its selection temporaries (default 512 MiB); ``block_rows`` overrides it.
 
     ``precision="bf16"`` generates candidates with a bf16 GEMM on ``device`` and rescores them
     exactly (``lowp``): identical arrays, faster where bf16 is native. ``auto`` takes it for large
@@ -165,31 +166,25 @@ def topk_both(
     check_k(k_fwd, n_y, "target set")
     if k_bwd is not None:
         check_k(k_bwd, n_x, "source set")
-    filtered = select != "sort"
-    if filtered:  # the filtered selection is numpy only: do not pay torch's import for nothing
-        if backend not in BACKENDS:
-            raise BadInputError(f"backend must be one of {', '.join(BACKENDS)}, got '{backend}'")
-    else:
-        backend = resolve_backend(backend)
-
     if bwd_scope not in BWD_SCOPES:
         raise BadInputError(f"bwd_scope must be one of {', '.join(BWD_SCOPES)}, got '{bwd_scope}'")
     later_bwd = k_bwd is not None and bwd_scope == "forward"
+    full_bwd = k_bwd is not None and not later_bwd
+    if select == "sort":
+        backend = resolve_backend(backend)
+    elif backend not in BACKENDS:  # jit and filter are numpy only: do not pay torch's import for nothing
+        raise BadInputError(f"backend must be one of {', '.join(BACKENDS)}, got '{backend}'")
+    plain = select == "sort"
+    method = resolve_select(select, n_x * n_y, max(k_fwd, k_bwd or 0), backward=full_bwd)
 
-    def line_topk(block: np.ndarray, k: int, axis: int, offset: int) -> tuple[np.ndarray, np.ndarray]:
-        if filtered:
-            vals, idx = filtered_topk(block, k, axis=axis)
-            return vals, idx + offset if offset else idx
-        return sorted_topk(block, k, offset, axis=axis, backend=backend)
-
-    if similarity is not None or not filtered:  # a given matrix, or the plain reference path
+    if similarity is not None or plain:  # a given matrix, or the plain reference path
         if precision == "bf16" or device != "cpu":
-            raise BadInputError("bf16 candidates (and a scoring device) need vectors and select='filter' or 'auto'")
+            raise BadInputError("bf16 candidates (and a scoring device) need vectors and select='auto', 'jit' or 'filter'")
         precision = "fp32"
     else:
         if precision == "auto" and device != "cpu":
             precision = "bf16"
-        elif precision == "auto" and k_bwd is not None and not later_bwd:
+        elif precision == "auto" and full_bwd:
             # Measured: with the full backward direction the bf16 band costs more than it saves
             # (bench_roofline.py), so auto keeps float32 there; bf16 stays available on request.
             precision = "fp32"
@@ -197,27 +192,26 @@ def topk_both(
     stats = None
     fwd_sim = np.empty((n_x, k_fwd), dtype=np.float32)
     fwd_idx = np.empty((n_x, k_fwd), dtype=np.int64)
-    bwd_sim = bwd_idx = None
     whole = None  # the block, when one block holds every row: the later backward pass reuses it
     if precision == "bf16":
         assert x is not None and y is not None
         lp_rows = block_rows or block_rows_for(n_y, block_bytes or DEFAULT_BLOCK_BYTES, LOWP_BYTES_PER_VALUE)
-        lp = lowp_topk(x, y, k_fwd=k_fwd, k_bwd=None if later_bwd else k_bwd, block_rows=lp_rows, device=device)
+        lp = lowp_topk(x, y, k_fwd=k_fwd, k_bwd=k_bwd if full_bwd else None, block_rows=lp_rows, device=device)
         stats = lp.stats
         if stats.fallback is None:  # else the float32 loop below computes the same arrays
             assert lp.fwd_sim is not None and lp.fwd_idx is not None
-            fwd_sim, fwd_idx, bwd_sim, bwd_idx = lp.fwd_sim, lp.fwd_idx, lp.bwd_sim, lp.bwd_idx
+            if not later_bwd:
+                return TopK(lp.fwd_sim, lp.fwd_idx, lp.bwd_sim, lp.bwd_idx, None, stats)
+            fwd_sim, fwd_idx = lp.fwd_sim, lp.fwd_idx
             blocks = iter(())
+    columns = ColumnTopK(n_y, k_bwd) if full_bwd else None
     for start, block in blocks:
         stop = start + block.shape[0]
-        fwd_sim[start:stop], fwd_idx[start:stop] = line_topk(block, k_fwd, 1, 0)
+        fwd_sim[start:stop], fwd_idx[start:stop] = select_block(block, k_fwd, columns, start, method, backend)
         if later_bwd:
             whole = block if start == 0 and stop == n_x else None
-        elif k_bwd is not None:
-            vals, idx = line_topk(block, min(k_bwd, block.shape[0]), 0, start)
-            bwd_sim, bwd_idx = (vals, idx) if bwd_sim is None else merge_topk(bwd_sim, bwd_idx, vals, idx, k_bwd)
     if not later_bwd:
-        return TopK(fwd_sim, fwd_idx, bwd_sim, bwd_idx, None, stats)
+        return TopK(fwd_sim, fwd_idx, columns.sim if columns else None, columns.idx if columns else None, None, stats)
     assert k_bwd is not None
     cols = np.unique(fwd_idx)
     if whole is not None:
@@ -227,10 +221,12 @@ def topk_both(
     else:
         y_cols = y[cols]
         sub_blocks = ((a, gemm_nt(x[a : a + rows], y_cols)) for a in range(0, n_x, rows))
+    # The sub-blocks are small (|cols| columns): their selection method is chosen for their size.
+    sub_method = method if plain else resolve_select(select, n_x * len(cols), k_bwd)
+    columns = ColumnTopK(len(cols), k_bwd)
     for start, block in sub_blocks:
-        vals, idx = line_topk(block, min(k_bwd, block.shape[0]), 0, start)
-        bwd_sim, bwd_idx = (vals, idx) if bwd_sim is None else merge_topk(bwd_sim, bwd_idx, vals, idx, k_bwd)
-    return TopK(fwd_sim, fwd_idx, bwd_sim, bwd_idx, cols, stats)
+        select_block(block, 0, columns, start, sub_method, backend)
+    return TopK(fwd_sim, fwd_idx, columns.sim, columns.idx, cols, stats)
 
 
 def margin_scores(

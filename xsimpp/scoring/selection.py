@@ -45,6 +45,7 @@ def torch_or_none():
 
 
 BACKENDS = ("auto", "torch", "numpy")
+SELECTS = ("auto", "jit", "filter", "sort")
 
 
 def resolve_backend(backend: str) -> str:
@@ -210,3 +211,110 @@ def filtered_topk(block: np.ndarray, k: int, axis: int) -> tuple[np.ndarray, np.
         lines, other, v = gather_groups(part, axis, g, gm, tau)
         vals[a:b], idx[a:b] = first_k_per_line(lines, other, v, b - a, k)
     return vals, idx
+
+
+# --- one block, both directions, by any method ---------------------------------------------------
+
+
+_jit_module = None
+
+
+def jit_or_none():
+    global _jit_module
+    if _jit_module is None:
+        try:
+            from . import jit
+        except ImportError:  # numba missing or unusable: the numpy filter gives the same arrays, slower
+            return None
+        _jit_module = jit
+    return _jit_module
+
+
+# When "auto" takes the compiled kernel. Measured on the 2-core EPYC (benchmarks/bench_roofline.py):
+# it saves ~3.7 ns per similarity value over the numpy filter with both directions (1012 x 45000:
+# 0.058 vs 0.226 s) but only ~0.5 ns forward-only (0.019 vs 0.040 s), and its first use in a
+# process costs ~0.65 s (numba import + kernels from numba's disk cache; ~2 s the first time on a
+# machine). So: cold, only where the saving clearly exceeds the load; once loaded, from moderate
+# sizes. Large k makes the kernel's insertion sort slow.
+JIT_MIN_VALUES_COLD = {True: 2**28, False: 2**31}  # by "backward direction needed"
+JIT_MIN_VALUES_WARM = {True: 2**20, False: 2**22}
+JIT_MAX_K = 64
+
+
+def resolve_select(select: str, n_values: int, k_max: int, backward: bool = True) -> str:
+    """``auto`` -> ``jit`` where it pays off (see above), else ``filter``; explicit choices checked."""
+    if select not in SELECTS:
+        raise BadInputError(f"select must be one of {', '.join(SELECTS)}, got '{select}'")
+    if select == "jit":
+        if jit_or_none() is None:
+            raise BadInputError("select='jit' needs numba: pip install numba")
+        return "jit"
+    if select != "auto":
+        return select
+    if k_max > JIT_MAX_K:
+        return "filter"
+    warm = _jit_module is not None and _jit_module.ready()
+    need = (JIT_MIN_VALUES_WARM if warm else JIT_MIN_VALUES_COLD)[backward]
+    return "jit" if n_values >= need and jit_or_none() is not None else "filter"
+
+
+class ColumnTopK:
+    """Running top-k of every column over row blocks fed in ascending row order.
+
+    ``sim``/``idx`` (n_cols, k) are sorted (value desc, index asc), -inf / -1 where empty; they may
+    be views into larger arrays (the miner's per-tile slices) and are updated in place.
+    """
+
+    def __init__(self, n_cols: int, k: int, sim: np.ndarray | None = None, idx: np.ndarray | None = None):
+        self.sim = np.empty((n_cols, k), np.float32) if sim is None else sim
+        self.idx = np.empty((n_cols, k), np.int64) if idx is None else idx
+        self.sim.fill(-np.inf)
+        self.idx.fill(-1)
+        self._empty = True
+
+    @property
+    def k(self) -> int:
+        return self.sim.shape[1]
+
+    def merge(self, vals: np.ndarray, idx: np.ndarray) -> None:
+        """Merge a block's sorted partial top-k (later rows than any merged before)."""
+        if self._empty and vals.shape[1] == self.k:  # nothing to merge with: skip the temporaries
+            self.sim[...], self.idx[...] = vals, idx
+        else:
+            self.sim[...], self.idx[...] = merge_topk(self.sim, self.idx, vals, idx, self.k)
+        self._empty = False
+
+
+def select_block(
+    block: np.ndarray,
+    k_fwd: int,
+    columns: ColumnTopK | None = None,
+    row_offset: int = 0,
+    select: str = "filter",
+    backend: str = "numpy",
+) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k of every row of ``block`` over its columns ((n_rows, k_fwd) values, column indices;
+    k_fwd may be 0), and ``columns`` updated with the block's rows (numbered from ``row_offset``).
+    ``select`` is a resolved method: ``jit``, ``filter`` or ``sort`` (with ``backend``); all three
+    give identical arrays."""
+    if select == "jit":
+        jit = jit_or_none()
+        assert jit is not None
+        if columns is None:
+            return jit.block_topk(block, k_fwd, None, None, row_offset)
+        return jit.block_topk(block, k_fwd, columns.sim, columns.idx, row_offset)
+
+    def line_topk(k: int, axis: int) -> tuple[np.ndarray, np.ndarray]:
+        if select == "filter":
+            return filtered_topk(block, k, axis=axis)
+        return sorted_topk(block, k, 0, axis=axis, backend=backend)
+
+    if k_fwd:
+        fwd = line_topk(k_fwd, 1)
+    else:
+        fwd = (np.empty((block.shape[0], 0), np.float32), np.empty((block.shape[0], 0), np.int64))
+    if columns is not None:
+        vals, idx = line_topk(min(columns.k, block.shape[0]), 0)
+        idx += row_offset  # in place: a shifted copy would raise the peak by a third of a merge
+        columns.merge(vals, idx)
+    return fwd

@@ -87,6 +87,7 @@ def xsim(
     backend: str = "auto",
     precision: str = "auto",
     device: str = "cpu",
+    select: str = "auto",
 ) -> XsimResult:
     """xsim (targets = gold translations) or xsim++ (targets = gold + augmented, with ``errtypes``).
 
@@ -107,9 +108,10 @@ def xsim(
         )
     if tgt_text is not None and len(tgt_text) != n_y:
         raise BadInputError(f"target text has {len(tgt_text)} lines but there are {n_y} target vectors")
-    # precision/device change only the speed: bf16 candidates are rescored exactly (scoring.lowp).
-    nn = nearest_neighbors(x, y, similarity=similarity, margin=margin, k=k, block_rows=block_rows,
-                           backend=backend, precision=precision if similarity is None else "fp32", device=device)
+    # precision/device/select change only the speed: bf16 candidates are rescored exactly
+    # (scoring.lowp), and every selection method returns the same arrays (scoring.selection).
+    nn = nearest_neighbors(x, y, similarity=similarity, margin=margin, k=k, block_rows=block_rows, backend=backend,
+                           select=select, precision=precision if similarity is None else "fp32", device=device)
     return count_errors(nn, mode=mode, tgt_text=tgt_text, errtypes=errtypes)
 
 
