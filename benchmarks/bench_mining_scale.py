@@ -2,9 +2,10 @@
 1M x 1M, d=384, synthetic unit vectors, time and peak RSS per point, under --max-memory.
 
 Points up to --measure-max are run whole, each in a fresh subprocess (peak RSS = that process's
-ru_maxrss). Larger points run --partial-rows source rows against the FULL target set (the real
-streaming and backward-state memory) and their time is extrapolated linearly in source rows (the
-work is n_src x n_tgt GEMM + selection, shards are independent); such rows say "extrapolated".
+ru_maxrss). Larger points run one shard of the real plan (or --partial-rows source rows) against
+the FULL target set (the real streaming and backward-state memory) and their time is extrapolated
+linearly in source rows (the work is n_src x n_tgt GEMM + selection, shards are independent; a
+smaller slice overstates the per-shard cost of streaming the targets); such rows say "extrapolated".
 
     python benchmarks/bench_mining_scale.py [--sizes 10000,20000,50000,1000000] [--measure-max 50000]
 """
@@ -47,17 +48,16 @@ def child(args) -> None:
         RowSource(args.src, "s").fingerprint(), RowSource(args.tgt, "t").fingerprint()
         setup = time.perf_counter() - f
         t = time.perf_counter()
-        res = mine(args.src, args.tgt, args.out, max_memory=args.max_memory, shard_rows=args.rows, max_shards=1)
+        res = mine(args.src, args.tgt, args.out, max_memory=args.max_memory, shard_rows=args.rows, max_shards=1,
+                   select=args.select)
         assert res is None
         dt = time.perf_counter() - t - setup
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
         print(json.dumps({"seconds": dt, "setup": setup, "rss": rss, "shard_rows": plan.shard_rows,
                           "est": plan.est_peak_bytes}))
         return
-        shard_rows, est = plan.shard_rows, plan.est_peak_bytes
-    else:
-        res = mine(args.src, args.tgt, args.out, max_memory=args.max_memory)
-        shard_rows, est = res.plan.shard_rows, res.plan.est_peak_bytes
+    res = mine(args.src, args.tgt, args.out, max_memory=args.max_memory, select=args.select)
+    shard_rows, est = res.plan.shard_rows, res.plan.est_peak_bytes
     dt = time.perf_counter() - t
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
     print(json.dumps({"seconds": dt, "rss": rss, "shard_rows": shard_rows, "est": est}))
@@ -67,16 +67,20 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", default="10000,20000,50000,100000,1000000")
     ap.add_argument("--measure-max", type=int, default=50000, help="largest n run whole")
-    ap.add_argument("--partial-rows", type=int, default=2000)
+    ap.add_argument("--partial-rows", type=int, default=0, help="rows measured for larger points (0: one shard)")
     ap.add_argument("--max-memory", default="4GB")
     ap.add_argument("--dim", type=int, default=384)
+    ap.add_argument("--select", default="auto", help="selection method (auto, jit, filter): same results")
     ap.add_argument("--tmp", default=tempfile.gettempdir())
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--src"), ap.add_argument("--tgt"), ap.add_argument("--out"), ap.add_argument("--rows", type=int)
     args = ap.parse_args()
     if args.child:
         return child(args)
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; --max-memory {args.max_memory}; d={args.dim}")
+    from xsimpp.mining import plan_mining
+
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; --max-memory {args.max_memory}; "
+          f"d={args.dim}; --select {args.select}")
     print(f"{'n_src x n_tgt':>19} {'time':>12} {'peak RSS':>9} {'engine bound':>12} {'shard rows':>10}  how")
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         for n in map(int, args.sizes.split(",")):
@@ -84,11 +88,12 @@ def main() -> None:
             make(src, n, args.dim, 1)
             make(tgt, n, args.dim, 2)
             partial = n > args.measure_max
+            rows = args.partial_rows or plan_mining(n, n, args.dim, 4, args.max_memory).shard_rows
             cmd = [sys.executable, __file__, "--child", "--src", src, "--tgt", tgt, "--out", os.path.join(tmp, f"o{n}"),
-                   "--max-memory", args.max_memory] + (["--rows", str(args.partial_rows)] if partial else [])
+                   "--max-memory", args.max_memory, "--select", args.select] + (["--rows", str(rows)] if partial else [])
             r = json.loads(subprocess.run(cmd, check=True, capture_output=True, text=True).stdout.strip().splitlines()[-1])
-            secs = r["seconds"] * (n / args.partial_rows) + r["setup"] if partial else r["seconds"]
-            how = f"extrapolated from {args.partial_rows} x {n} measured ({r['seconds']:.1f} s)" if partial else "measured"
+            secs = r["seconds"] * (n / rows) + r["setup"] if partial else r["seconds"]
+            how = f"extrapolated from {rows} x {n} measured ({r['seconds']:.1f} s)" if partial else "measured"
             t = f"{secs:.1f} s" if secs < 3600 else f"{secs / 3600:.1f} h"
             print(f"{n:>9} x {n:<9} {t:>12} {r['rss'] / 2**30:7.2f} GiB {r['est'] / 2**30:9.2f} GiB {r['shard_rows']:>10}  {how}",
                   flush=True)

@@ -69,25 +69,29 @@ def compare_with_reference(x: np.ndarray, y: np.ndarray, repeats: int) -> None:
     are interleaved so that a change of machine load hits every line alike."""
     from xsimpp.scoring.lowp import fast_bf16
 
-    precisions = ["fp32"] + (["bf16"] if fast_bf16() else [])
-    for p in precisions:  # warm-up: imports and thread pools outside the timings
-        xsim(x[:300], y[:300], k=4, mode="index", precision=p)
-    if len(precisions) == 1:
+    # (label, precision, select): float32 with the numpy filter and with the compiled kernel, and
+    # bf16 candidates where torch has native bf16.
+    variants = [("fp32", "fp32", "filter"), ("fp32-jit", "fp32", "jit")]
+    variants += [("bf16", "bf16", "auto")] if fast_bf16() else []
+    for _, p, sel in variants:  # warm-up: imports, kernel loads and thread pools outside the timings
+        xsim(x[:300], y[:300], k=4, mode="index", precision=p, select=sel)
+    if not fast_bf16():
         print("(no native bf16 here: the bf16 candidate line is left out)")
-    head = "".join(f" {'xsimpp ' + p + ' s':>15} {'speed-up':>9}" for p in precisions)
+    head = "".join(f" {'xsimpp ' + label + ' s':>17} {'speed-up':>9}" for label, _, _ in variants)
     print(f"{'margin':9} {'reference s':>12}{head} {'errors':>7}")
     for margin in ("ratio", "distance", "absolute"):
-        times: dict[str, list[float]] = {p: [] for p in ["ref"] + precisions}
+        times: dict[str, list[float]] = {label: [] for label in ["ref"] + [v[0] for v in variants]}
         for _ in range(repeats):
             t, nn_ref = best_of(lambda: reference_nn(x, y, margin, 4), 1)
             times["ref"].append(t)
-            for p in precisions:
-                t, res = best_of(lambda: xsim(x, y, margin=margin, k=4, mode="index", errtypes={}, precision=p), 1)
-                times[p].append(t)
-                assert (res.nn == nn_ref).all(), f"{margin} ({p}): engine and reference disagree"
+            for label, p, sel in variants:
+                t, res = best_of(lambda: xsim(x, y, margin=margin, k=4, mode="index", errtypes={}, precision=p,
+                                              select=sel), 1)
+                times[label].append(t)
+                assert (res.nn == nn_ref).all(), f"{margin} ({label}): engine and reference disagree"
                 assert res.errors == int((nn_ref != np.arange(len(x))).sum())
         t_ref = min(times["ref"])
-        cols = "".join(f" {min(times[p]):15.3f} {t_ref / min(times[p]):8.2f}x" for p in precisions)
+        cols = "".join(f" {min(times[label]):17.3f} {t_ref / min(times[label]):8.2f}x" for label, _, _ in variants)
         print(f"{margin:9} {t_ref:12.3f}{cols} {res.errors:7d}")
 
 
