@@ -133,3 +133,34 @@ def test_without_numba(monkeypatch):
     assert resolve_select("auto", 2**30, 4) == "filter"  # same arrays, slower: not a change of result
     with pytest.raises(BadInputError, match="select='jit' needs numba: pip install numba"):
         topk_both(np.eye(3, dtype=np.float32), np.eye(3, dtype=np.float32), k_fwd=1, k_bwd=1, select="jit")
+
+
+def test_block_bytes_bounds_peak_allocation():
+    import tracemalloc
+
+    rng = np.random.default_rng(4)
+    x, y = l2_normalize(rng.standard_normal((1500, 32))), l2_normalize(rng.standard_normal((20000, 32)))
+    jit.block_topk(np.zeros((2, 3), np.float32), 1, None, None)  # kernel load outside the measurement
+    budget = 8 * 2**20
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    top = topk_both(x, y, k_fwd=4, k_bwd=4, block_bytes=budget, select="jit")
+    peak = tracemalloc.get_traced_memory()[1] - base
+    tracemalloc.stop()
+    results = (1500 + 20000) * 4 * 12 * 3  # top-k outputs, the columns' state and its threshold copy
+    assert peak <= budget + results, (peak, budget)
+    assert peak < 1500 * 20000 * 4 / 4  # the full matrix (114 MiB) was never held
+    same(top, topk_both(x, y, k_fwd=4, k_bwd=4, select="sort", backend="numpy"))
+
+
+def test_concurrent_callers_share_the_thread_pool_safely(monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(jit, "MIN_COLS_PER_THREAD", 64)
+    rng = np.random.default_rng(8)
+    pairs = [tie_heavy(rng, 300, 2000, 6) for _ in range(4)]
+    plain = [topk_both(x, y, k_fwd=3, k_bwd=3, select="sort", backend="numpy") for x, y in pairs]
+    with ThreadPoolExecutor(4) as callers:
+        fast = list(callers.map(lambda p: topk_both(*p, k_fwd=3, k_bwd=3, select="jit", block_rows=64), pairs))
+    for a, b in zip(fast, plain):
+        same(a, b)
