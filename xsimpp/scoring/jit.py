@@ -81,6 +81,15 @@ def _insert(vals, idx, v, j):
     idx[p] = j
 
 
+@numba.njit(inline="always")
+def _start_row(vals, idx):
+    # An empty running top-k; returns its threshold (+inf when k = 0: nothing is ever inserted).
+    for p in range(vals.shape[0]):
+        vals[p] = -np.inf
+        idx[p] = -1
+    return np.float32(np.inf) if vals.shape[0] == 0 else np.float32(-np.inf)
+
+
 @intrinsic
 def _trailing_zeros(typingctx, x):
     # llvm.cttz: the index of the lowest set bit, to visit only the hits of a W-value mask.
@@ -99,7 +108,7 @@ def _trailing_zeros(typingctx, x):
 def _select(block, c0, c1, row_offset, rv, ri, cthr, cv, ci):  # pragma: no cover - compiled
     """Columns [c0, c1) of ``block``: rows' partial top-k into rv/ri (column indices), columns'
     running top-k in cv/ci (row indices + row_offset) with thresholds cthr = cv[:, -1].
-    rv with zero columns skips rows; cthr = +inf skips columns."""
+    rv with zero columns skips rows (without columns, ``_select_rows`` is used instead)."""
     kf = rv.shape[1]
     kb = cv.shape[1]
     n = c1 - c0
@@ -111,10 +120,7 @@ def _select(block, c0, c1, row_offset, rv, ri, cthr, cv, ci):  # pragma: no cove
         row = block[r, c0:c1]
         rvr = rv[r]
         rir = ri[r]
-        for p in range(kf):
-            rvr[p] = -np.inf
-            rir[p] = -1
-        rthr = np.float32(np.inf) if kf == 0 else np.float32(-np.inf)
+        rthr = _start_row(rvr, rir)
         g = r + row_offset
         for q in range(nfull + 1):
             j = q * W
@@ -154,10 +160,7 @@ def _select_rows(block, r0, r1, rv, ri):  # pragma: no cover - compiled
         row = block[r]
         rvr = rv[r]
         rir = ri[r]
-        for p in range(kf):
-            rvr[p] = -np.inf
-            rir[p] = -1
-        rthr = np.float32(-np.inf)
+        rthr = _start_row(rvr, rir)
         for q in range(nfull + 1):
             j = q * W
             e = min(j + W, n)
@@ -190,7 +193,6 @@ def block_topk(
     from ``row_offset``. Feed blocks in ascending row order. None skips the columns.
     Returns (n_rows, k_fwd) float32 values and int64 column indices, sorted the same way.
     """
-    global _ready
     block = np.ascontiguousarray(block, dtype=np.float32)
     n_rows, n_cols = block.shape
     threads = threads or default_threads()

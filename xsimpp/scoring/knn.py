@@ -175,7 +175,9 @@ def topk_both(
     elif backend not in BACKENDS:  # jit and filter are numpy only: do not pay torch's import for nothing
         raise BadInputError(f"backend must be one of {', '.join(BACKENDS)}, got '{backend}'")
     plain = select == "sort"
-    method = resolve_select(select, n_x * n_y, max(k_fwd, k_bwd or 0), backward=full_bwd)
+    # An explicit method is checked now; "auto" is resolved only if the float32 loop runs (the bf16
+    # path needs no selection method, and resolving may import numba).
+    method = select if select == "auto" else resolve_select(select, n_x * n_y, max(k_fwd, k_bwd or 0))
 
     if similarity is not None or plain:  # a given matrix, or the plain reference path
         if precision == "bf16" or device != "cpu":
@@ -204,6 +206,8 @@ def topk_both(
                 return TopK(lp.fwd_sim, lp.fwd_idx, lp.bwd_sim, lp.bwd_idx, None, stats)
             fwd_sim, fwd_idx = lp.fwd_sim, lp.fwd_idx
             blocks = iter(())
+    if method == "auto":
+        method = resolve_select(select, n_x * n_y, max(k_fwd, k_bwd or 0), backward=full_bwd)
     columns = ColumnTopK(n_y, k_bwd) if full_bwd else None
     for start, block in blocks:
         stop = start + block.shape[0]
