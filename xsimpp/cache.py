@@ -373,3 +373,51 @@ def encode_cached(
     if len(dims) != 1:
         raise BadInputError(f"embedding cache for {encoder.id} holds vectors of different sizes {sorted(dims)}")
     return np.stack([have[k] for k in keys]), len(todo_items)
+
+
+def states_cached(
+    scorer,
+    sentences: Sequence[str],
+    *,
+    cache: EmbeddingCache | None,
+    lang: str | None = None,
+    chunk_size: int = 256,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[list[np.ndarray], int]:
+    """Token states (one (n_tokens, d) float32 array per sentence, in order) of a pair scorer that
+    keeps them (``scorer.token_states``, ``scorer.state_dim``), computing only what the cache lacks.
+
+    Rows are stored flattened (their ``dim`` is n_tokens * d) in the same kind of file as vectors,
+    keyed by the scorer's ``states_fingerprint`` (what changes the states: model, layer, prompt),
+    so changing a scoring knob such as alpha reuses them. Returns (states, n_computed)."""
+    d = int(scorer.state_dim)
+    key_lang = cache_lang(scorer, lang)
+    keys = [sentence_key(s) for s in sentences]
+    have: dict[str, np.ndarray] = {}
+    if cache is not None:
+        for k, flat in cache.get_many(keys, key_lang).items():
+            if flat.size and flat.size % d == 0:
+                have[k] = flat.reshape(-1, d)
+    todo: dict[str, str] = {}
+    for k, s in zip(keys, sentences):
+        if k not in have and k not in todo:
+            todo[k] = s
+    if progress and have:
+        progress(sum(1 for k in keys if k in have))
+    items = list(todo.items())
+    for start in range(0, len(items), chunk_size):
+        chunk = items[start : start + chunk_size]
+        states = scorer.token_states([s for _, s in chunk], progress=progress)
+        if len(states) != len(chunk):
+            raise BadInputError(f"encoder {scorer.id} returned {len(states)} token-state arrays for {len(chunk)} sentences")
+        for (k, s), st in zip(chunk, states):
+            if st.ndim != 2 or st.shape[1] != d or not np.isfinite(st).all():
+                raise BadInputError(f"encoder {scorer.id} returned malformed or non-finite token states for {s[:80]!r}")
+        new = [(k, np.asarray(st, dtype=np.float32)) for (k, _), st in zip(chunk, states)]
+        if cache is not None:
+            cache.put_many([(k, st.reshape(-1)) for k, st in new], key_lang)
+        have.update(new)
+        if progress:
+            done = {k for k, _ in chunk}
+            progress(sum(1 for k in keys if k in done) - len(chunk))
+    return [have[k] for k in keys], len(items)

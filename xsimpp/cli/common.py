@@ -96,6 +96,8 @@ def add_encoder_options(p: argparse.ArgumentParser, default: str = "e5-small") -
     p.add_argument("--device", help="torch device for torch encoders (cpu, cuda, cuda:1)")
     p.add_argument("--max-length", type=int, help="truncate inputs to this many tokens (torch encoders)")
     p.add_argument("--rerank-k", type=int, help="onealigner: two-stage mode, rescore the top K by mean-pooled cosine")
+    p.add_argument("--prompt", help="hf/onealigner: text put before every sentence (default 'query: ' on e5-small, "
+                                    "else none; --prompt '' drops it)")
     p.add_argument("--autocast", choices=("bf16",),
                    help="sbert/labse/hf: run the model under torch bf16 autocast (faster on bf16 hardware; "
                         "changes the vectors slightly, so it is part of the cache key and signature)")
@@ -120,7 +122,7 @@ def encoder_options(args) -> dict:
     from ..errors import BadInputError
 
     opts = {}
-    for flag in ("model", "batch_size", "layer", "pooling", "device", "max_length", "rerank_k", "autocast"):
+    for flag in ("model", "batch_size", "layer", "pooling", "device", "max_length", "rerank_k", "autocast", "prompt"):
         value = getattr(args, flag, None)
         if value is not None:
             opts[flag] = value
@@ -160,12 +162,17 @@ def check_outputs(args, files: dict[str, str] | None = None, dirs: dict[str, str
 
 
 def open_cache(encoder, args):
-    """The embedding cache for a vector encoder, or None (pair scorers, --no-cache)."""
+    """The embedding cache: vectors of a vector encoder, token states of a pair scorer that keeps
+    them (keyed by what changes the states, not by scoring knobs); None otherwise or with --no-cache."""
     from ..cache import EmbeddingCache
 
-    if args.no_cache or encoder.kind != "vector":
+    if args.no_cache:
         return None
-    return EmbeddingCache(encoder.id, encoder.fingerprint, args.cache_dir)
+    if encoder.kind == "vector":
+        return EmbeddingCache(encoder.id, encoder.fingerprint, args.cache_dir)
+    if getattr(encoder, "states_fingerprint", None):
+        return EmbeddingCache(encoder.id + "-states", encoder.states_fingerprint, args.cache_dir)
+    return None
 
 
 def print_report(args, records, rendered: str) -> None:

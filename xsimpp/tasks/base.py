@@ -14,7 +14,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..cache import EmbeddingCache, encode_cached
+from ..cache import EmbeddingCache, encode_cached, states_cached
 from ..datasets.base import text_checksum
 from ..encoders.base import Encoder
 from ..engine import MARGINS
@@ -77,7 +77,7 @@ class TaskReport:
     n_encoded: int = field(default=0, kw_only=True)
     n_cached: int = field(default=0, kw_only=True)
 
-    def count_encoding(self, embed: "Embedder | None") -> None:
+    def count_encoding(self, embed: "Embedder | PairScores | None") -> None:
         if embed is not None:
             self.n_encoded = embed.n_encoded
             self.n_cached = embed.n_requested - embed.n_encoded
@@ -106,3 +106,42 @@ class Embedder:
 def embedder_for(encoder: Encoder, cache: EmbeddingCache | None, progress) -> Embedder | None:
     """An embedder for vector encoders; None for pair scorers (they score pairs, not vectors)."""
     return Embedder(encoder, cache, progress) if encoder.kind == "vector" else None
+
+
+class PairScores:
+    """Similarity matrices from a pair scorer, through the token-state cache when the scorer keeps
+    token states (``token_states`` / ``score_states``, e.g. OneAligner): each sentence's states are
+    computed once and reused across runs; counts what was encoded vs reused, as ``Embedder`` does."""
+
+    def __init__(self, encoder: Encoder, cache: EmbeddingCache | None, progress: Callable[[int], None] | None = None):
+        self.encoder, self.cache, self.progress = encoder, cache, progress
+        self.n_encoded = 0
+        self.n_requested = 0
+        self._memo: dict[tuple[str, str], list] = {}
+        self.keeps_states = hasattr(encoder, "token_states") and hasattr(encoder, "score_states")
+
+    def states(self, sentences: Sequence[str], lang: str) -> list:
+        memo_key = (lang, text_checksum(sentences))
+        if memo_key not in self._memo:
+            got, n_new = states_cached(self.encoder, sentences, cache=self.cache, lang=lang, progress=self.progress)
+            self.n_encoded += n_new
+            self.n_requested += len(sentences)
+            if len(self._memo) > 4:
+                self._memo.clear()
+            self._memo[memo_key] = got
+        return self._memo[memo_key]
+
+    def __call__(self, sources: Sequence[str], targets: Sequence[str], src_lang: str, tgt_lang: str) -> np.ndarray:
+        if not self.keeps_states:  # a scorer without token states: no cache, report the sentences as done
+            sim = self.encoder.similarity(sources, targets, src_lang=src_lang, tgt_lang=tgt_lang)
+            self.n_encoded += len(sources) + len(targets)
+            self.n_requested += len(sources) + len(targets)
+            if self.progress:
+                self.progress(len(sources) + len(targets))
+            return sim
+        return self.encoder.score_states(self.states(sources, src_lang), self.states(targets, tgt_lang))
+
+
+def pair_scores_for(encoder: Encoder, cache: EmbeddingCache | None, progress) -> PairScores | None:
+    """Scores for pair scorers; None for vector encoders."""
+    return PairScores(encoder, cache, progress) if encoder.kind == "pair" else None

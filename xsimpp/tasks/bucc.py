@@ -23,7 +23,8 @@ from ..scoring.bucc import (PRF, Candidates, CrossValidation, cross_validate, di
                             evaluate_threshold, expand_duplicates, gold_mask, keep_fraction_threshold, mine_candidates,
                             tune_threshold, unique_texts)
 from ..scoring.bucc import one_to_one as greedy_one_to_one
-from .base import Embedder, MetricInfo, Settings, Task, TaskReport, check_margin_k, embedder_for, sign
+from .base import (Embedder, MetricInfo, PairScores, Settings, Task, TaskReport, check_margin_k, embedder_for,
+                   pair_scores_for, sign)
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ class BuccReport(TaskReport):
 
 
 def mine_split(encoder: Encoder, data: BuccSplit, settings: BuccSettings, embed: Embedder | None,
-               config: EngineConfig | None = None) -> MinedSplit:
+               config: EngineConfig | None = None, pairs: PairScores | None = None) -> MinedSplit:
     """Mine one split. Policy for duplicate sentences: mine over the distinct texts of each side
     (each is encoded once and occupies one place in every neighbourhood, as LASER's ``--unify``),
     then give every line that carries a mined text the text pair's score. LASER drops sentences
@@ -111,7 +112,8 @@ def mine_split(encoder: Encoder, data: BuccSplit, settings: BuccSettings, embed:
         y = embed(u_tgt, data.tgt_lang)
         cands = mine_candidates(x, y, margin=st.margin, k=st.k, config=config)
     else:
-        sim = encoder.similarity(u_src, u_tgt, src_lang=data.src_lang, tgt_lang=data.tgt_lang)
+        scores = pairs or PairScores(encoder, None)
+        sim = scores(u_src, u_tgt, data.src_lang, data.tgt_lang)
         cands = mine_candidates(similarity=sim, margin=st.margin, k=st.k, config=config)
     if st.one_to_one:  # over distinct texts, as LASER (--unify) does, so duplicates do not block each other
         cands = greedy_one_to_one(cands)
@@ -161,7 +163,8 @@ def evaluate_bucc(
             raise BadInputError(f"BUCC {split.pair} {split.split}{subset} holds no gold pair, so precision, recall and "
                                 "F1 are undefined; use more lines (--head, --sample) or the full split")
     embed = embedder_for(encoder, cache, progress)
-    mined = {apply.split: mine_split(encoder, apply, st, embed, config)}
+    pairs = pair_scores_for(encoder, cache, progress)
+    mined = {apply.split: mine_split(encoder, apply, st, embed, config, pairs)}
     a = mined[apply.split]
     optimistic = False
     tuned = None
@@ -174,7 +177,7 @@ def evaluate_bucc(
         if tune.gold is None:
             raise BadInputError(f"BUCC {tune.pair} {tune.split} has no gold file, so no threshold can be tuned on it")
         same = tune.split == apply.split and tune.checksum == apply.checksum
-        t = a if same else mine_split(encoder, tune, st, embed, config)
+        t = a if same else mine_split(encoder, tune, st, embed, config, pairs)
         mined[tune.split] = t
         tuned = tune_threshold(t.cands.score, t.is_gold, t.n_gold)
         threshold, method, optimistic, tune_name = tuned.threshold, "best-f1", same, tune.split
@@ -193,7 +196,7 @@ def evaluate_bucc(
         rec = _bucc_record(encoder, apply, cvres.pooled, st, f"cv{st.cv}-seed{st.seed}", a, k_used, False)
         rec.extra["fold_thresholds"] = [round(v, 6) for v in cvres.thresholds]
         report.records.append(rec)
-    report.count_encoding(embed)
+    report.count_encoding(embed or pairs)
     return report
 
 

@@ -18,7 +18,8 @@ from ..errors import BadInputError
 from ..results import ResultRecord
 from ..scoring import EngineConfig
 from ..scoring.tatoeba import MODES, TatoebaResult, macro_average, tatoeba_accuracy
-from .base import MetricInfo, Settings, Task, TaskReport, check_margin_k, embedder_for, sign
+from .base import (MetricInfo, Settings, Task, TaskReport, check_margin_k, embedder_for, pair_scores_for,
+                   sign)
 
 # The 36 Tatoeba languages of XTREME (Hu et al. 2020, "XTREME: A Massively Multilingual Multi-task
 # Benchmark for Evaluating Cross-lingual Generalization", ICML; Table 5 / the LASER v1 codes of its
@@ -129,18 +130,16 @@ def evaluate_tatoeba(
     first = bitexts[0]
     report = TatoebaReport(first.dataset, first.split, encoder.id, st)
     embed = embedder_for(encoder, cache, progress)
+    pairs = pair_scores_for(encoder, cache, progress)
     for bt in bitexts:
         texts = dict(src_text=bt.src, tgt_text=bt.tgt, margin=st.margin, k=st.k, config=config)
         if embed is not None:
             res = tatoeba_accuracy(embed(bt.src, bt.src_lang), embed(bt.tgt, bt.tgt_lang), **texts)
         else:
-            sim = encoder.similarity(bt.src, bt.tgt, src_lang=bt.src_lang, tgt_lang=bt.tgt_lang)
-            res = tatoeba_accuracy(similarity=sim, **texts)
-            if progress:
-                progress(2 * len(bt))
+            res = tatoeba_accuracy(similarity=pairs(bt.src, bt.tgt, bt.src_lang, bt.tgt_lang), **texts)
         report.langs.append(TatoebaLang(bt.src_lang, bt, res))
         report.records.extend(_tatoeba_records(bt, res, encoder, st))
-    report.count_encoding(embed)
+    report.count_encoding(embed or pairs)
     return report
 
 

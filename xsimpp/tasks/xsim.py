@@ -20,7 +20,8 @@ from ..errors import BadInputError, MissingResourceError
 from ..results import ResultRecord
 from ..scoring import EngineConfig, XsimResult, micro_average, xsim
 from ..scoring.xsim import MODES
-from .base import MetricInfo, Settings, Task, TaskReport, check_margin_k, embedder_for, sign
+from .base import (MetricInfo, Settings, Task, TaskReport, check_margin_k, embedder_for, pair_scores_for,
+                   sign)
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,7 @@ def evaluate_bitexts(
     first = bitexts[0]
     report = EvalReport(first.dataset, first.split, encoder.id)
     embed = embedder_for(encoder, cache, progress)
+    pairs = pair_scores_for(encoder, cache, progress)
     for bt in bitexts:
         aug = augmented if augmented is not None and augmented.lang == bt.tgt_lang else None
         if embed is not None:
@@ -108,7 +110,7 @@ def evaluate_bitexts(
             y = embed(bt.tgt, bt.tgt_lang)
             res = xsim(x, y, tgt_text=bt.tgt, **knobs)
         else:
-            sim = encoder.similarity(bt.src, bt.tgt, src_lang=bt.src_lang, tgt_lang=bt.tgt_lang)
+            sim = pairs(bt.src, bt.tgt, bt.src_lang, bt.tgt_lang)
             res = xsim(similarity=sim, tgt_text=bt.tgt, **knobs)
         pair = PairResult(bt.src_lang, bt.tgt_lang, res)
         report.records.append(_record("xsim", res, bt, encoder, st, bt.checksum))
@@ -118,13 +120,13 @@ def evaluate_bitexts(
                 y_all = np.concatenate([y, embed(aug.lines, bt.tgt_lang)])
                 respp = xsim(x, y_all, tgt_text=tgt_all, errtypes=aug.errtypes, **knobs)
             else:
-                sim = encoder.similarity(bt.src, tgt_all, src_lang=bt.src_lang, tgt_lang=bt.tgt_lang)
+                sim = pairs(bt.src, tgt_all, bt.src_lang, bt.tgt_lang)
                 respp = xsim(similarity=sim, tgt_text=tgt_all, errtypes=aug.errtypes, **knobs)
             pair.xsimpp = respp
             checksum = hashlib.sha256((bt.checksum + aug.checksum).encode()).hexdigest()
             report.records.append(_record("xsim++", respp, bt, encoder, st, checksum))
         report.pairs.append(pair)
-    report.count_encoding(embed)
+    report.count_encoding(embed or pairs)
     return report
 
 

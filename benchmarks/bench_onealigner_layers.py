@@ -1,0 +1,83 @@
+"""Which layer of e5-small should OneAligner score? And the paper's Table 1 ablation on it.
+
+One forward pass per sentence gives every layer's token states (no layer is run twice); for each
+layer and language the four cells {average pooling, BERTScore} x {no normalisation, in-batch
+normalisation} are scored as xsim error rates (xx -> eng, LASER's ratio margin, k = 4). Use
+``--split dev`` to choose the default layer (the evaluation split stays unseen) and
+``--split devtest --layers 8`` for the Table 1 figures. Usage:
+
+    python benchmarks/bench_onealigner_layers.py --split dev --langs kea,fur,swh,zul,ltz --layers 4,6,8,10,12
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--split", default="dev")
+    ap.add_argument("--langs", default="kea,fur,swh,zul,ltz")
+    ap.add_argument("--layers", default="4,6,8,10,12")
+    ap.add_argument("--n", type=int, default=0, help="first N sentences only (0 = all)")
+    ap.add_argument("--margin", default="ratio")
+    args = ap.parse_args()
+    import numpy as np
+    import torch
+
+    from xsimpp.datasets import load_dataset
+    from xsimpp.encoders.hf import equal_length_batches, mark_prompt, tokenize
+    from xsimpp.encoders.onealigner import OneAligner
+    from xsimpp.scoring import xsim
+
+    layers = [int(v) for v in args.layers.split(",")]
+    langs = args.langs.split(",")
+    scorer = OneAligner(layer=max(layers), batch_size=0, device="cpu")  # full-matrix normalisation
+    ds = load_dataset("flores200")
+    bitexts = ds.bitexts(langs, args.split)
+    eng = bitexts[0].tgt[: args.n or None]
+
+    def states(sentences):
+        """{layer: [(n_tokens, d) per sentence]} from one pass."""
+        ids, specials, n_prompt = tokenize(scorer._tok, sentences, max_length=scorer.max_length, prompt=scorer.prompt)
+        out = {layer: [None] * len(sentences) for layer in layers}
+        with torch.inference_mode():
+            for idx in equal_length_batches([len(x) for x in ids], 4096):
+                hs = scorer._model(input_ids=torch.tensor([ids[i] for i in idx]), output_hidden_states=True).hidden_states
+                for r, i in enumerate(idx):
+                    skip = np.asarray(mark_prompt(specials[i], n_prompt), dtype=bool)
+                    for layer in layers:
+                        out[layer][i] = hs[layer][r].numpy()[~skip]
+        return out
+
+    t0 = time.perf_counter()
+    eng_states = states(eng)
+    print(f"encoded {len(eng)} English sentences in {time.perf_counter() - t0:.0f}s", file=sys.stderr)
+    cells = [("mean", "none"), ("mean", "in-batch"), ("bertscore", "none"), ("bertscore", "in-batch")]
+    rows = []
+    for bt in bitexts:
+        src = bt.src[: args.n or None]
+        src_states = states(src)
+        for layer in layers:
+            for scoring, norm in cells:
+                scorer.scoring, scorer.normalization = scoring, norm
+                sim = scorer.score_states(src_states[layer], eng_states[layer])
+                res = xsim(similarity=sim, margin=args.margin, k=4, tgt_text=eng)
+                rows.append((bt.src_lang, layer, scoring, norm, res.errors, res.n))
+                print(f"{bt.src_lang} layer {layer:2d} {scoring:9s} {norm:8s} errors {res.errors:4d}/{res.n} "
+                      f"= {100 * res.errors / res.n:5.2f} %", flush=True)
+    print("\nmean xsim error % over languages (rows: layer; columns: pooling x normalisation)")
+    print("layer  " + "  ".join(f"{s}+{n:>8s}" for s, n in cells))
+    for layer in layers:
+        vals = []
+        for cell in cells:
+            got = [e / n for lang, lay, s, nm, e, n in rows if lay == layer and (s, nm) == cell]
+            vals.append(100 * sum(got) / len(got))
+        print(f"{layer:5d}  " + "  ".join(f"{v:18.2f}" for v in vals))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
