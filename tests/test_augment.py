@@ -336,3 +336,49 @@ def test_cli_file_and_flores(nlp, nltk_ner, tmp_path, capsys, isolated_home):
                    "--no-progress"])
     assert args.func(args) == 0
     assert (isolated_home / "augmented" / "flores200" / "dev_augmented" / "strict" / "eng_Latn_errtype.dev.json").is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("split", ["dev", "devtest"])
+def test_paper_style_lands_on_table_2(nlp, nltk_ner, real_data, split):
+    """--style paper reproduces the paper's Table 2 (appendix A for devtest) within 15 % per category."""
+    from xsimpp.augment import PAPER_TABLE2, load_entity_pool
+
+    sents = (real_data / "flores200" / split / f"eng_Latn.{split}").read_text(encoding="utf-8").splitlines()
+    pool, info = load_entity_pool((), [f"flores200/{split}"])
+    assert info["excluded_sources"] == [f"flores200/{split}"]
+    aug = build_augmented(sents, style="paper", entity_pool=pool, pool_info=info)
+    for cat, st in aug.stats.items():
+        assert abs(st["total"] / PAPER_TABLE2[split][cat] - 1) <= 0.15, (cat, st["total"], PAPER_TABLE2[split][cat])
+
+
+def test_eval_takes_either_style_and_signs_it(nlp, nltk_ner, tmp_path, capsys, isolated_home):
+    """`augment --style` builds go side by side; `eval --style` / `--protocol xsimpp-paper` pick
+    one, and every xsim++ signature names the negatives and the protocol."""
+    from xsimpp.cli import main
+
+    data = tmp_path / "data" / "flores200" / "dev"
+    data.mkdir(parents=True)
+    for code in ("eng_Latn", "deu_Latn"):  # any text will do for chargram: the sides only need to align
+        (data / f"{code}.dev").write_text("\n".join(CORPUS) + "\n", encoding="utf-8")
+    root = str(tmp_path / "data")
+    for style in ("strict", "paper"):
+        assert main(["augment", "flores200", "--split", "dev", "--data-dir", root, "--style", style, "--no-progress"]) == 0
+        meta = isolated_home / "augmented" / "flores200" / "dev_augmented" / style / "eng_Latn_augmented.dev.meta.json"
+        assert json.loads(meta.read_text(encoding="utf-8"))["style"] == style
+    capsys.readouterr()
+    base = ["eval", "--encoder", "chargram", "--split", "dev", "--langs", "deu", "--data-dir", root, "--augmented",
+            "auto", "--no-progress", "--json"]
+
+    def signature(*extra):
+        assert main(base + list(extra)) == 0
+        recs = [json.loads(ln) for ln in capsys.readouterr().out.splitlines() if ln.startswith("{")]
+        return next(r["signature_string"] for r in recs if r["metric"] == "xsim++")
+
+    assert "negatives:strict" in signature() and "protocol:laser" in signature()
+    sig = signature("--style", "paper")
+    assert "negatives:paper" in sig and "margin:ratio" in sig and "protocol:laser" in sig
+    sig = signature("--protocol", "xsimpp-paper")
+    assert "negatives:paper" in sig and "margin:absolute" in sig and "protocol:xsimpp-paper" in sig
+    assert main(base + ["--protocol", "xsimpp-paper", "--style", "strict"]) == 2
+    assert main(base + ["--protocol", "xsimpp-paper", "--margin", "distance"]) == 2

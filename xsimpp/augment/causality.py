@@ -140,10 +140,22 @@ def _strict_antonym_sites(doc, antonym: AntonymFn) -> list[list[Edit]]:
     return out
 
 
-def _polarity_repairs(verb, table: dict[str, str]) -> list[Edit]:
+def _span_after(tok):
+    """Tokens after `tok` up to the next punctuation, conjunction or subordinator: the stretch a
+    negation governs even where the parse attaches words elsewhere ("didn't find anything unusual")."""
+    out = []
+    for t in tok.doc[tok.i + 1 :]:
+        if t.is_punct or t.dep_ in ("cc", "mark") or t.tag_ in ("WDT", "WP", "WRB"):
+            break
+        out.append(t)
+    return out
+
+
+def _polarity_repairs(verb, table: dict[str, str], after=None) -> list[Edit]:
     """Swap negative-polarity words of the verb's clause ("yet" <-> "already", "any" -> "some")."""
     edits = []
-    for t in _clause_tokens(verb):
+    toks = {t.i: t for t in _clause_tokens(verb) + (_span_after(after) if after is not None else [])}
+    for t in sorted(toks.values(), key=lambda t: t.i):
         new = table.get(t.lower_)
         if new is not None and t is not verb:
             edits.append(Edit(*_token_span(t), match_case(new, t.text)))
@@ -248,7 +260,7 @@ def _negation_sites(doc, strict: bool = False) -> list[list[Edit]]:
             negated.add(tok.head.i)
             edits = _remove_negation(doc, tok)
             if edits and strict:
-                edits = edits + [e for e in _polarity_repairs(tok.head, _POLARITY_POS)
+                edits = edits + [e for e in _polarity_repairs(tok.head, _POLARITY_POS, after=tok)
                                  if not any(e.start < x.end and x.start < e.end for x in edits)]
             if edits:
                 out.append(edits)

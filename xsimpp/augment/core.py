@@ -16,7 +16,7 @@ from . import resources
 from .causality import builtin_antonym, causality_sites, main_sense_antonym, strict_antonym
 from .edits import apply_edits
 from .entity import (STRICT_GROUP_OF, STRICT_GROUPS, EntityPool, Mention, nltk_mentions, paper_entity_variants, strict_entity_variants,
-                     strict_mentions)
+                     strict_mentions, plausible)
 from .number import number_slots, number_variants
 from .pool import PoolEntry, collect, default_pool_path, is_pool_file, read_pool, without_sources
 
@@ -186,7 +186,8 @@ def build_augmented(
         if strict:
             # Names seen once may carry a one-off tagging error: strict draws from names seen twice.
             pool = EntityPool([(STRICT_GROUP_OF[e.label], e.text, e.takes_the) for e in entity_pool
-                               if e.recogniser == "spacy" and e.label in STRICT_GROUP_OF and e.count >= STRICT_MIN_COUNT])
+                               if e.recogniser == "spacy" and e.label in STRICT_GROUP_OF and e.count >= STRICT_MIN_COUNT
+                               and plausible(STRICT_GROUP_OF[e.label], e.text)])
         else:
             pool = EntityPool([(e.label, e.text) for e in entity_pool if e.recogniser == "nltk"])
         info["entity_pool"] = {**(pool_info or {}), "used": len(pool)}

@@ -64,6 +64,8 @@ def nltk_mentions(sentences: Sequence[str]) -> list[list[Mention]]:
 # Strict style: spaCy labels swapped like for like, in four groups (a demonym only for a demonym).
 STRICT_GROUP_OF = {"PERSON": "PERSON", "GPE": "PLACE", "LOC": "PLACE", "ORG": "ORG", "NORP": "NORP"}
 STRICT_GROUPS = ("PERSON", "PLACE", "ORG", "NORP")
+# Groups whose names carry their own article ("the Netherlands", "the BBC"); "the Germans" does not.
+ARTICLE_GROUPS = ("PLACE", "ORG")
 # Words that may stand next to a name without making it part of a longer one ("President Obama").
 TITLES = frozenset("""
 president vice prime minister secretary chancellor king queen prince princess emperor pope saint st
@@ -80,6 +82,23 @@ ALIASES = [
     {"türkiye", "turkey"}, {"beijing", "peking"}, {"mumbai", "bombay"}, {"kolkata", "calcutta"},
     {"americans", "american"}, {"britons", "british", "brits"},
 ]
+# Words that say what kind of thing a name is: a "PERSON" called "Lake Victoria" is a tagging error.
+_KIND_WORDS = {
+    "PLACE": frozenset("lake mount mountain mountains river ocean sea bay gulf island islands cape desert valley "
+                       "county province state republic kingdom city town street avenue road".split()),
+    "ORG": frozenset("university college school institute hospital company corporation corp inc ltd bank party "
+                     "council ministry department agency association union club league committee foundation "
+                     "group airlines museum".split()),
+}
+
+
+def plausible(group: str, name: str) -> bool:
+    """No kind word of another group in the name ("Lake Victoria" is no PERSON, "Oxford University"
+    no PLACE); a PERSON holds none at all."""
+    words = {w.lower().strip(".") for w in name.split()}
+    return not any(words & kw for g, kw in _KIND_WORDS.items() if g != group)
+
+
 _ALIAS_OF = {name: i for i, group in enumerate(ALIASES) for name in group}
 
 
@@ -140,8 +159,9 @@ class EntityPool:
             shapes: dict[tuple, list[int]] = {}
             forms: dict[tuple, list[int]] = {}
             for j, t in enumerate(texts):
-                shapes.setdefault(_shape(t, self._the[lab][j]), []).append(j)
-                forms.setdefault(_shape(t, self._the[lab][j])[1:], []).append(j)
+                shape = _shape(t, lab, self._the[lab][j] and lab in ARTICLE_GROUPS)
+                shapes.setdefault(shape, []).append(j)
+                forms.setdefault(shape[1:], []).append(j)
             self._shape[lab], self._form[lab] = shapes, forms
 
     def __len__(self) -> int:
@@ -171,7 +191,7 @@ class EntityPool:
         cands = self.by_label.get(label)
         if not cands:
             return []
-        shape = _shape(old, the)
+        shape = _shape(old, label, the)
         idx = self._shape[label].get(shape, [])
         if len(idx) < 20:  # too few of that shape: any number of words, the same form otherwise
             idx = self._form[label].get(shape[1:], [])
@@ -186,11 +206,11 @@ class EntityPool:
         return out
 
 
-def _shape(name: str, the: bool) -> tuple:
-    """(words up to 3, takes "the", an acronym, a plural): "NBA" is replaced by an acronym,
-    "Germans" by a plural, "the United States" by a name that takes "the"."""
+def _shape(name: str, label: str, the: bool) -> tuple:
+    """(words up to 3, takes "the", an acronym, a plural demonym): "NBA" is replaced by an acronym,
+    "Germans" by "Danes" (not "Danish"), "the United States" by a name that takes "the"."""
     acronym = len(name) <= 8 and re.fullmatch(r"(?:[A-Z]\.?){2,}", name) is not None
-    plural = not acronym and name.endswith("s") and not name.endswith("ss")
+    plural = label == "NORP" and not acronym and name.endswith("s") and not name.endswith("ss")
     return (min(len(name.split()), 3), the, acronym, plural)
 
 
@@ -258,16 +278,18 @@ def strict_mentions(doc, pool: EntityPool) -> list[Mention]:
         prev = doc[first.i - 1] if first.i > 0 else None
         nxt = doc[last.i + 1] if last.i + 1 < len(doc) else None
         if prev is not None and prev.text[:1].isupper() and prev.tag_ in ("NNP", "NNPS") \
-                and not prev.is_sent_start and prev.lower_.rstrip(".") not in TITLES:
-            continue
+                and prev.lower_.rstrip(".") not in TITLES:
+            continue  # "Lake Victoria", "Hurricane Katrina"
         if nxt is not None and ((nxt.text[:1].isupper() and nxt.tag_ in ("NNP", "NNPS")
                                  and nxt.lower_.rstrip(".") not in TITLES) or nxt.tag_ == "FW"):
             continue
+        if group == "PERSON" and nxt is not None and nxt.is_lower and nxt.tag_ in ("NN", "NNS", "JJ"):
+            continue  # a "person" right before a common noun is a binomial or a modifier: "Karenia brevis"
         if (start > 0 and text[start - 1] in "-–/") or (end < len(text) and text[end] in "-–/"):
             continue
         if len(toks) == 1 and is_sentence_initial(text, start) and not pool.knows(name):
             continue
-        if pool.label_of(name) not in (None, group):
+        if not plausible(group, name) or pool.label_of(name) not in (None, group):
             continue  # the pool's corpus mostly calls it something else: the tag here may be wrong
         out.append(Mention(start, end, group))
     return out
@@ -282,7 +304,7 @@ def strict_entity_variants(sentence: str, mentions: list[Mention], pool: EntityP
     names = [t for t, _ in groups]
     per = []
     for (text, label), ms in groups.items():
-        the = after_the(sentence, ms[0].start)
+        the = label in ARTICLE_GROUPS and after_the(sentence, ms[0].start)
         news = pool.sample_like(label, text, the, rng, per_entity, avoid=[n for n in names if n != text])
         per.append([[Edit(m.start, m.end, new) for m in ms] for new in news])
     out = []

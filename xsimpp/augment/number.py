@@ -41,6 +41,8 @@ for _fam in WORD_FAMILIES:
     for _w in _fam:
         _FAMILY_OF.setdefault(_w, _fam)
 _MONTH_IDX = {m.lower(): i for i, m in enumerate(MONTHS)}
+# Abbreviated months ("1 Jan.") make a number a day of the month; they are not swapped themselves.
+_MONTH_ABBR = {m.lower()[:3]: i for i, m in enumerate(MONTHS)} | {"sept": 8}
 _WEEKDAY_IDX = {d.lower(): i for i, d in enumerate(WEEKDAYS)}
 
 _SLOT_RE = re.compile(
@@ -76,6 +78,8 @@ def entity_slots(sentence: str, start: int, end: int, label: str) -> list[Slot]:
     for m in re.finditer(r"[A-Za-z]+", text):
         if m.group().lower() in _MONTH_IDX:
             month = _MONTH_IDX[m.group().lower()]
+        elif m.group().lower() in _MONTH_ABBR and (m.group()[0].isupper()):
+            month = _MONTH_ABBR[m.group().lower()]
     slots = []
     for m in _SLOT_RE.finditer(text):
         s, e, g = start + m.start(), start + m.end(), m.group()
@@ -253,8 +257,21 @@ def _in_name(doc, sl: Slot) -> bool:
     if any(t.ent_type_ and t.ent_type_ not in NUMERIC_LABELS for t in span):
         return True
     prev = doc[span.start - 1] if span.start > 0 else None
-    return (prev is not None and prev.text[:1].isupper() and prev.tag_ in ("NNP", "NNPS") and not prev.is_sent_start
+    return (prev is not None and prev.text[:1].isupper() and prev.tag_ in ("NNP", "NNPS")
             and prev.lower_ not in _NAME_BEFORE_OK and text[prev.idx + len(prev.text): sl.start].strip() == "")
+
+
+def _range_tails(text: str, slots: list[Slot]) -> list[Slot]:
+    """A year or number whose range end lies outside the entity ("1995-96"): the end as a slot too."""
+    out = list(slots)
+    taken = {(sl.start, sl.end) for sl in slots}
+    for sl in slots:
+        m = re.match(r"[-–](\d{2,4})\b", text[sl.end :])
+        if sl.kind in ("year", "number") and sl.text.isdigit() and m:
+            s, e = sl.end + m.start(1), sl.end + m.end(1)
+            if (s, e) not in taken:
+                out.append(Slot(s, e, "number", m.group(1), (False,)))
+    return sorted(out, key=lambda sl: sl.start)
 
 
 def _count_noun(doc, sl: Slot):
@@ -349,13 +366,14 @@ def strict_slots(doc, slots: list[Slot]) -> list[Slot]:
     text = doc.text
     kept: list[Slot] = []
     slots = [sl for sl in slots if not (sl.kind in ("number", "word", "year", "ordinal") and _in_name(doc, sl))]
-    for sl in _merge_ranges(text, slots):
+    for sl in _merge_ranges(text, _range_tails(text, slots)):
         if sl.kind == "range":
             kept.append(sl)
             continue
         low = sl.text.lower()
-        if sl.kind == "word" and sl.text[:1].isupper() and not is_sentence_initial(text, sl.start):
-            continue  # "Six Flags", "Big Ten": a capitalised number word mid-sentence is a name
+        if sl.kind == "word" and sl.text[:1].isupper() and (not is_sentence_initial(text, sl.start)
+                                                            or re.match(r"\s+[A-Z]", text[sl.end :])):
+            continue  # "Six Flags", "Big Ten": a capitalised number word mid-sentence or before a name
         if sl.kind == "word" and (_ORDINAL_IDIOMS.match(text[sl.start:].replace("-", " "))
                                   or re.search(r"\bat\s+$", text[: sl.start].lower()) and low == "first"):
             continue
@@ -377,8 +395,10 @@ def strict_slots(doc, slots: list[Slot]) -> list[Slot]:
                 continue  # "one" that counts nothing we can see: a pronoun, leave it
         elif sl.kind in ("word", "number"):
             noun = _count_noun(doc, sl)
-            if noun is not None and noun.tag_ in ("NNS", "NNPS"):
-                sl = sl._replace(agree=("no_one",))
+            span = doc.char_span(sl.start, sl.end, alignment_mode="expand")
+            nxt = doc[span.end] if span is not None and span.end < len(doc) else None
+            if (noun is not None and noun.tag_ in ("NNS", "NNPS")) or (nxt is not None and nxt.tag_ == "NNS"):
+                sl = sl._replace(agree=("no_one",))  # "four times", "2 goals": never "one times", "1 goals"
         kept.append(sl)
     return kept
 
