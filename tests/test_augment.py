@@ -25,7 +25,7 @@ from xsimpp.augment import build_augmented, format_stats, output_paths, write_la
 from xsimpp.augment import resources
 from xsimpp.augment.causality import builtin_antonym, causality_sites
 from xsimpp.augment.edits import Edit, apply_edits
-from xsimpp.augment.entity import EntityPool, Mention, entity_variants
+from xsimpp.augment.entity import EntityPool, Mention, paper_entity_variants, strict_entity_variants
 from xsimpp.augment.lexicon import BUILTIN_ANTONYMS, indefinite_article, past_tense, third_person
 from xsimpp.augment.number import NUMERIC_LABELS, entity_slots, number_variants, ordinal_suffix
 from xsimpp.errors import BadInputError, MissingResourceError
@@ -116,14 +116,18 @@ def test_entity_variants_replace_repeated_mentions_together():
     s = "Vidal met Nadal, and Vidal won."
     mentions = [Mention(0, 5, "NE"), Mention(10, 15, "NE"), Mention(21, 26, "NE")]
     pool = EntityPool([("NE", "Vidal"), ("NE", "Nadal"), ("NE", "Federer")])
-    out = {apply_edits(s, e) for e in entity_variants(s, mentions, pool, random.Random(0), cap=100)}
+    out = {apply_edits(s, e) for e in paper_entity_variants(s, mentions, pool, random.Random(0), 100, 0.5)}
+    # Paper style: every draw replaces each name with probability 1/2 (any pool name, its own excepted).
     assert out == {
         "Federer met Nadal, and Federer won.", "Nadal met Nadal, and Nadal won.",
         "Vidal met Federer, and Vidal won.", "Vidal met Vidal, and Vidal won.",
         "Federer met Vidal, and Federer won.", "Nadal met Federer, and Nadal won.",
         "Nadal met Vidal, and Nadal won.", "Federer met Federer, and Federer won.",
     }
-    assert entity_variants("No names here.", [], pool, random.Random(0), cap=100) == []
+    assert paper_entity_variants("No names here.", [], pool, random.Random(0), 100, 0.5) == []
+    # Strict style: one name per variant, never one already in the sentence.
+    out = [apply_edits(s, e) for e in strict_entity_variants(s, mentions, pool, random.Random(0), 5)]
+    assert out == ["Federer met Nadal, and Federer won.", "Vidal met Federer, and Vidal won."]
 
 
 # --- causality ---------------------------------------------------------------------------------
@@ -241,13 +245,16 @@ def test_never_emit_rules_and_cap(nlp, nltk_ner):
     assert all(("Barack Obama" in v) or ("Barack" not in v) for v in ent)
 
 
-def test_determinism_bytes(nlp, nltk_ner, tmp_path):
+@pytest.mark.parametrize("style", ["strict", "paper"])
+def test_determinism_bytes(nlp, nltk_ner, tmp_path, style):
     for i in (1, 2):
-        write_laser_format(build_augmented(CORPUS, seed=3), tmp_path / f"run{i}", "dev")
-    for name in ("eng_Latn_augmented.dev", "eng_Latn_errtype.dev.json"):
+        write_laser_format(build_augmented(CORPUS, seed=3, style=style), tmp_path / f"run{i}", "dev")
+    for name in ("eng_Latn_augmented.dev", "eng_Latn_errtype.dev.json", "eng_Latn_augmented.dev.meta.json"):
         assert (tmp_path / "run1" / name).read_bytes() == (tmp_path / "run2" / name).read_bytes()
-    other = build_augmented(CORPUS, seed=4)
-    assert other.variants != build_augmented(CORPUS, seed=3).variants
+    meta = json.loads((tmp_path / "run1" / "eng_Latn_augmented.dev.meta.json").read_text(encoding="utf-8"))
+    assert meta["style"] == style and meta["info"]["seed"] == 3 and sum(meta["counts"].values()) == meta["variants"]
+    other = build_augmented(CORPUS, seed=4, style=style)
+    assert other.variants != build_augmented(CORPUS, seed=3, style=style).variants
 
 
 def test_laser_files_agree(nlp, nltk_ner, tmp_path):
@@ -268,7 +275,7 @@ def test_bad_input():
     with pytest.raises(BadInputError):
         build_augmented(["fine"], seed=0, categories=["syntax"])
     with pytest.raises(BadInputError):
-        build_augmented(["fine"], seed=0, ner="stanza")
+        build_augmented(["fine"], seed=0, style="fancy")
 
 
 def test_missing_resources_say_how_to_fix(monkeypatch):
@@ -282,19 +289,21 @@ def test_missing_resources_say_how_to_fix(monkeypatch):
 
 def test_builtin_lexicon_fallback_is_reported(nlp, monkeypatch):
     monkeypatch.setattr(resources, "wordnet_available", lambda: False)
-    aug = build_augmented(["The film was good."], seed=0, categories=["causality"])
+    aug = build_augmented(["The film was good."], seed=0, categories=["causality"], style="paper")
     assert "The film was bad." in aug.variants
     assert aug.info["antonyms"].startswith("built-in lexicon")
     assert "antonyms: built-in lexicon" in format_stats(aug)
 
 
-def test_flores_slice(nlp, nltk_ner, real_data):
+@pytest.mark.parametrize("style, min_entity", [("paper", 500), ("strict", 60)])
+def test_flores_slice(nlp, nltk_ner, real_data, style, min_entity):
     src = real_data / "flores200" / "dev" / "eng_Latn.dev"
     sents = src.read_text(encoding="utf-8").splitlines()[:30]
-    aug = build_augmented(sents, seed=0)
+    aug = build_augmented(sents, seed=0, style=style)
     st = aug.stats
-    assert st["entity"]["total"] > 500 and st["causality"]["total"] > 30 and st["number"]["total"] > 30
+    assert st["entity"]["total"] > min_entity and st["causality"]["total"] > 30 and st["number"]["total"] > 30
     assert len(set(aug.variants)) == len(aug.variants) and not set(aug.variants) & set(sents)
+    assert aug.info["style"] == style
 
 
 # --- CLI ---------------------------------------------------------------------------------------
@@ -326,4 +335,50 @@ def test_cli_file_and_flores(nlp, nltk_ner, tmp_path, capsys, isolated_home):
     args = _parse(["augment", "flores200", "--split", "dev", "--data-dir", str(data), "--categories", "number",
                    "--no-progress"])
     assert args.func(args) == 0
-    assert (isolated_home / "augmented" / "flores200" / "dev_augmented" / "eng_Latn_errtype.dev.json").is_file()
+    assert (isolated_home / "augmented" / "flores200" / "dev_augmented" / "strict" / "eng_Latn_errtype.dev.json").is_file()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("split", ["dev", "devtest"])
+def test_paper_style_lands_on_table_2(nlp, nltk_ner, real_data, split):
+    """--style paper reproduces the paper's Table 2 (appendix A for devtest) within 15 % per category."""
+    from xsimpp.augment import PAPER_TABLE2, load_entity_pool
+
+    sents = (real_data / "flores200" / split / f"eng_Latn.{split}").read_text(encoding="utf-8").splitlines()
+    pool, info = load_entity_pool((), [f"flores200/{split}"])
+    assert info["excluded_sources"] == [f"flores200/{split}"]
+    aug = build_augmented(sents, style="paper", entity_pool=pool, pool_info=info)
+    for cat, st in aug.stats.items():
+        assert abs(st["total"] / PAPER_TABLE2[split][cat] - 1) <= 0.15, (cat, st["total"], PAPER_TABLE2[split][cat])
+
+
+def test_eval_takes_either_style_and_signs_it(nlp, nltk_ner, tmp_path, capsys, isolated_home):
+    """`augment --style` builds go side by side; `eval --style` / `--protocol xsimpp-paper` pick
+    one, and every xsim++ signature names the negatives and the protocol."""
+    from xsimpp.cli import main
+
+    data = tmp_path / "data" / "flores200" / "dev"
+    data.mkdir(parents=True)
+    for code in ("eng_Latn", "deu_Latn"):  # any text will do for chargram: the sides only need to align
+        (data / f"{code}.dev").write_text("\n".join(CORPUS) + "\n", encoding="utf-8")
+    root = str(tmp_path / "data")
+    for style in ("strict", "paper"):
+        assert main(["augment", "flores200", "--split", "dev", "--data-dir", root, "--style", style, "--no-progress"]) == 0
+        meta = isolated_home / "augmented" / "flores200" / "dev_augmented" / style / "eng_Latn_augmented.dev.meta.json"
+        assert json.loads(meta.read_text(encoding="utf-8"))["style"] == style
+    capsys.readouterr()
+    base = ["eval", "--encoder", "chargram", "--split", "dev", "--langs", "deu", "--data-dir", root, "--augmented",
+            "auto", "--no-progress", "--json"]
+
+    def signature(*extra):
+        assert main(base + list(extra)) == 0
+        recs = [json.loads(ln) for ln in capsys.readouterr().out.splitlines() if ln.startswith("{")]
+        return next(r["signature_string"] for r in recs if r["metric"] == "xsim++")
+
+    assert "negatives:strict" in signature() and "protocol:laser" in signature()
+    sig = signature("--style", "paper")
+    assert "negatives:paper" in sig and "margin:ratio" in sig and "protocol:laser" in sig
+    sig = signature("--protocol", "xsimpp-paper")
+    assert "negatives:paper" in sig and "margin:absolute" in sig and "protocol:xsimpp-paper" in sig
+    assert main(base + ["--protocol", "xsimpp-paper", "--style", "strict"]) == 2
+    assert main(base + ["--protocol", "xsimpp-paper", "--margin", "distance"]) == 2

@@ -1,13 +1,21 @@
-"""xsim++ hard negatives (Chen et al. 2023): causality, entity and number perturbations of English."""
+"""xsim++ hard negatives (Chen et al. 2023): causality, entity and number perturbations of English,
+in two styles: "paper" (the paper's method as its text describes it) and "strict" (the default)."""
 
 from .core import (
     CATEGORIES,
     DEFAULT_MAX_PER_CATEGORY,
+    DEFAULT_STYLE,
+    DEFAULT_SWAPS_PER_ENTITY,
     DEFAULT_VALUES_PER_NUMBER,
-    NER_BACKENDS,
+    PAPER_TABLE2,
+    STYLES,
     AugmentedSet,
     build_augmented,
+    check_style,
     format_stats,
+    load_entity_pool,
+    meta_path,
+    metadata,
     output_paths,
     write_laser_format,
 )
@@ -15,11 +23,18 @@ from .core import (
 __all__ = [
     "CATEGORIES",
     "DEFAULT_MAX_PER_CATEGORY",
+    "DEFAULT_STYLE",
+    "DEFAULT_SWAPS_PER_ENTITY",
     "DEFAULT_VALUES_PER_NUMBER",
-    "NER_BACKENDS",
+    "PAPER_TABLE2",
+    "STYLES",
     "AugmentedSet",
     "build_augmented",
+    "check_style",
     "format_stats",
+    "load_entity_pool",
+    "meta_path",
+    "metadata",
     "output_paths",
     "write_laser_format",
 ]

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from typing import Callable, Optional
 
+from . import wordnet
 from .edits import Edit
 from .wordnet import antonym as wordnet_antonym  # noqa: F401  (re-exported)
-from .lexicon import BUILTIN_ANTONYMS, match_case, past_tense, third_person
+from .wordnet import main_sense_antonym  # noqa: F401  (re-exported)
+from .lexicon import BUILTIN_ANTONYMS, FIXED_PHRASES, STRICT_ANTONYMS, match_case, past_tense, third_person
 
 AntonymFn = Callable[[str], Optional[str]]
 
@@ -29,8 +31,21 @@ ADVERB_STRENGTHEN = {"possibly": "certainly", "probably": "certainly", "perhaps"
 _ADJ_SKIP = {"such", "other", "same", "own", "only", "certain", "several", "various", "else"}
 
 
+# Words that make a clause negative already: adding "not" there makes a double negative.
+NEGATIVE_WORDS = frozenset({"no", "not", "n't", "never", "nothing", "none", "nobody", "nowhere", "neither", "nor",
+                            "hardly", "scarcely", "barely", "without", "cannot", "no-one"})
+# Negative-polarity words repaired when a negation goes or comes ("haven't yet" -> "have already").
+_POLARITY_POS = {"yet": "already", "any": "some", "anything": "something", "anyone": "someone",
+                 "anybody": "somebody", "anywhere": "somewhere", "either": "too"}
+_POLARITY_NEG = {"already": "yet"}
+
+
 def builtin_antonym(word: str) -> Optional[str]:
     return BUILTIN_ANTONYMS.get(word.lower())
+
+
+def strict_antonym(word: str) -> Optional[str]:
+    return STRICT_ANTONYMS.get(word.lower())
 
 
 def _token_span(tok) -> tuple[int, int]:
@@ -56,6 +71,95 @@ def _antonym_sites(doc, antonym: AntonymFn) -> list[list[Edit]]:
             s, e = _token_span(tok)
             out.append([Edit(s, e, match_case(ant, tok.text))])
     return out
+
+
+def _fixed_phrase(tok) -> bool:
+    """The adjective is part of a name-like phrase: "round trip", "local time", "high-speed"."""
+    nxt = tok.doc[tok.i + 1] if tok.i + 1 < len(tok.doc) else None
+    text = tok.doc.text
+    end = tok.idx + len(tok.text)
+    if (tok.idx > 0 and text[tok.idx - 1] == "-") or (end < len(text) and text[end] == "-"):
+        return True
+    if nxt is None or nxt.pos_ not in ("NOUN", "PROPN"):
+        return False
+    if f"{tok.lower_} {nxt.lower_}" in FIXED_PHRASES or f"{tok.lower_} {nxt.lemma_.lower()}" in FIXED_PHRASES:
+        return True
+    return wordnet.available() and (wordnet.noun_compound(tok.lower_, nxt.lower_)
+                                    or wordnet.noun_compound(tok.lower_, nxt.lemma_))
+
+
+def _clause_tokens(verb):
+    """Tokens of the verb's own clause: its subtree without clauses of their own."""
+    out, stack = [], [verb]
+    while stack:
+        t = stack.pop()
+        out.append(t)
+        stack.extend(c for c in t.children
+                     if c.dep_ not in ("ccomp", "xcomp", "advcl", "relcl", "acl", "conj", "csubj", "parataxis"))
+    return out
+
+
+def _negative_clause(verb) -> bool:
+    return any(t.lower_ in NEGATIVE_WORDS or (t.dep_ == "det" and t.lower_ == "no") for t in _clause_tokens(verb))
+
+
+def _strict_antonym_sites(doc, antonym: AntonymFn) -> list[list[Edit]]:
+    """Sense-checked antonyms (the curated list), not in fixed phrases, names or negated clauses;
+    "the same"/"a different" get their determiner repaired, and are skipped where it cannot be."""
+    out = []
+    for tok in doc:
+        if tok.tag_ not in ("JJ", "JJR") or tok.ent_type_ or not tok.is_alpha or tok.dep_ == "compound":
+            continue
+        ant = antonym(tok.lower_)
+        if not ant or _fixed_phrase(tok):
+            continue
+        prev = doc[tok.i - 1] if tok.i > 0 else None
+        if prev is not None and ((prev.lower_ in ("as", "if", "where", "when", "whenever", "wherever")
+                                  and tok.lower_ in ("possible", "necessary"))
+                                 or (tok.lower_ == "different" and prev.like_num)):
+            continue  # "as soon as possible", "three different directions"
+        head = tok.head if tok.dep_ in ("amod", "acomp", "attr") else tok
+        verb = head if head.pos_ in ("VERB", "AUX") else head.head
+        if _negative_clause(verb) or any(c.dep_ == "neg" for c in head.children):
+            continue
+        s, e = _token_span(tok)
+        det = doc[tok.i - 1] if tok.i > 0 else None
+        if ant == "different" or tok.lower_ == "same":
+            # "the same X" -> "a different X" / "different Xs"
+            if det is None or det.lower_ != "the" or tok.dep_ != "amod":
+                continue
+            plural = tok.head.tag_ in ("NNS", "NNPS")
+            out.append([Edit(det.idx, e, match_case("different" if plural else "a different", det.text))])
+            continue
+        if ant == "same":
+            continue
+        if tok.lower_ == "different" and tok.dep_ == "amod" and det is not None and det.lower_ in ("a", "an", "the"):
+            out.append([Edit(det.idx, e, match_case("the same", det.text))])  # "a different X" -> "the same X"
+            continue
+        out.append([Edit(s, e, match_case(ant, tok.text))])
+    return out
+
+
+def _span_after(tok):
+    """Tokens after `tok` up to the next punctuation, conjunction or subordinator: the stretch a
+    negation governs even where the parse attaches words elsewhere ("didn't find anything unusual")."""
+    out = []
+    for t in tok.doc[tok.i + 1 :]:
+        if t.is_punct or t.dep_ in ("cc", "mark") or t.tag_ in ("WDT", "WP", "WRB"):
+            break
+        out.append(t)
+    return out
+
+
+def _polarity_repairs(verb, table: dict[str, str], after=None) -> list[Edit]:
+    """Swap negative-polarity words of the verb's clause ("yet" <-> "already", "any" -> "some")."""
+    edits = []
+    toks = {t.i: t for t in _clause_tokens(verb) + (_span_after(after) if after is not None else [])}
+    for t in sorted(toks.values(), key=lambda t: t.i):
+        new = table.get(t.lower_)
+        if new is not None and t is not verb:
+            edits.append(Edit(*_token_span(t), match_case(new, t.text)))
+    return edits
 
 
 def _remove_negation(doc, neg) -> Optional[list[Edit]]:
@@ -89,8 +193,25 @@ def _remove_negation(doc, neg) -> Optional[list[Edit]]:
     return None
 
 
-def _add_negation(doc, verb, contract: bool) -> Optional[list[Edit]]:
+# "is not perhaps", "only do not think": negation cannot go beside these without rewording.
+_HEDGE_AFTER = frozenset({"perhaps", "probably", "possibly", "certainly", "surely", "definitely", "maybe"})
+_FOCUS_BEFORE = frozenset({"only", "just", "even", "simply", "merely"})
+
+
+def _awkward_spot(doc, tok, do_support: bool) -> bool:
+    if do_support:
+        prev = doc[tok.i - 1] if tok.i > 0 else None
+        return prev is not None and prev.lower_ in _FOCUS_BEFORE
+    nxt = doc[tok.i + 1] if tok.i + 1 < len(doc) else None
+    return nxt is not None and nxt.lower_ in _HEDGE_AFTER
+
+
+def _add_negation(doc, verb, contract: bool, strict: bool = False) -> Optional[list[Edit]]:
     auxes = sorted((c for c in verb.children if c.dep_ in ("aux", "auxpass") and c.i < verb.i), key=lambda t: t.i)
+    if strict:
+        where = auxes[0] if auxes else verb
+        if _awkward_spot(doc, where, not auxes and verb.lemma_ != "be"):
+            return None
     if auxes:
         aux = auxes[0]
         if aux.tag_ not in FINITE_TAGS or _subject_after(aux, verb) or not aux.is_alpha:
@@ -122,7 +243,15 @@ def _is_main_clause(tok) -> bool:
     return tok.dep_ == "ROOT"
 
 
-def _negation_sites(doc) -> list[list[Edit]]:
+def _own_subject(tok) -> bool:
+    return any(c.dep_ in ("nsubj", "nsubjpass", "expl") for c in tok.children)
+
+
+def _negation_sites(doc, strict: bool = False) -> list[list[Edit]]:
+    """Existing negations removed wherever they are; negation added to the sentence's main verb
+    (the paper: "negate the meaning of sentences"). Strict: also to a conjoined main verb with its
+    own subject, never where the clause is negative already, with "yet"/"already", "any"/"some"
+    repaired."""
     out = []
     contract = _uses_contractions(doc)
     negated = set()
@@ -130,14 +259,24 @@ def _negation_sites(doc) -> list[list[Edit]]:
         if tok.dep_ == "neg" and tok.lower_ in ("not", "n't", "never"):
             negated.add(tok.head.i)
             edits = _remove_negation(doc, tok)
+            if edits and strict:
+                edits = edits + [e for e in _polarity_repairs(tok.head, _POLARITY_POS, after=tok)
+                                 if not any(e.start < x.end and x.start < e.end for x in edits)]
             if edits:
                 out.append(edits)
     for tok in doc:
-        # Negation is added to main-clause verbs only: one clear flip of what the sentence asserts.
-        # Existing negations are removed wherever they are (above).
-        if tok.pos_ not in ("VERB", "AUX") or tok.i in negated or not _is_main_clause(tok):
+        if tok.pos_ not in ("VERB", "AUX") or tok.i in negated:
             continue
-        edits = _add_negation(doc, tok, contract)
+        if not (tok.dep_ == "ROOT" or (strict and tok.dep_ == "conj" and _own_subject(tok) and _is_main_clause(tok))):
+            continue
+        if strict and _negative_clause(tok):
+            continue
+        edits = _add_negation(doc, tok, contract, strict)
+        if edits and strict:
+            repairs = _polarity_repairs(tok, _POLARITY_NEG)
+            if any(r.start < edits[0].start for r in repairs):
+                continue  # "He already knew": no place for "not yet" without rewording
+            edits = edits + repairs
         if edits:
             out.append(edits)
     return out
@@ -156,8 +295,9 @@ def _strengthen_sites(doc) -> list[list[Edit]]:
     return out
 
 
-def causality_sites(doc, antonym: AntonymFn) -> list[list[Edit]]:
-    """All single-edit causality variants of a parsed sentence, ordered by position."""
-    sites = _antonym_sites(doc, antonym) + _negation_sites(doc) + _strengthen_sites(doc)
+def causality_sites(doc, antonym: AntonymFn, strict: bool = False) -> list[list[Edit]]:
+    """All single-change causality variants of a parsed sentence, ordered by position."""
+    ants = _strict_antonym_sites(doc, antonym) if strict else _antonym_sites(doc, antonym)
+    sites = ants + _negation_sites(doc, strict) + _strengthen_sites(doc)
     sites.sort(key=lambda edits: min(e.start for e in edits))
     return sites

@@ -9,20 +9,33 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
-from ..errors import BadInputError
-from ..textio import atomic_write_many, json_text
+from .. import __version__
+from ..errors import BadInputError, MissingResourceError
+from ..textio import atomic_write_many, file_sha256, json_text, read_lines
 from . import resources
-from .causality import builtin_antonym, causality_sites, wordnet_antonym
+from .causality import builtin_antonym, causality_sites, main_sense_antonym, strict_antonym
 from .edits import apply_edits
-from .entity import EntityPool, Mention, nltk_mentions, spacy_mentions, entity_variants
-from .number import NUMERIC_LABELS, entity_slots, number_variants
+from .entity import (STRICT_GROUP_OF, STRICT_GROUPS, EntityPool, Mention, nltk_mentions, paper_entity_variants, strict_entity_variants,
+                     strict_mentions, plausible)
+from .number import number_slots, number_variants
+from .pool import PoolEntry, collect, default_pool_path, is_pool_file, read_pool, without_sources
 
 CATEGORIES = ("causality", "entity", "number")
-NER_BACKENDS = ("nltk", "spacy")
+# Two generator styles (issue 14): "paper" follows the xSIM++ paper's text (NLTK chunker, a pool from
+# monolingual data, 100 per category); "strict" makes only typed, fluent, true negatives.
+STYLES = ("strict", "paper")
+DEFAULT_STYLE = "strict"
 DEFAULT_MAX_PER_CATEGORY = 100
 # New values drawn per number slot (day, month, year, digits...). The paper does not state its
 # count; 6 keeps FLORES dev near the paper's number total (3476) with one changed slot per variant.
 DEFAULT_VALUES_PER_NUMBER = 6
+# Strict style: new names per entity of a sentence (one entity changed per variant), so the
+# category grows with the entities a sentence has, not "100 per sentence with any mention".
+DEFAULT_SWAPS_PER_ENTITY = 5
+# Paper style: draws per sentence (the paper's threshold of 100) and the chance that a draw replaces
+# a given entity; unchanged and repeated draws are dropped (see entity.paper_entity_variants).
+PAPER_REPLACE_PROB = 0.5
+STRICT_MIN_COUNT = 2
 
 
 @dataclass
@@ -33,7 +46,11 @@ class AugmentedSet:
     src: list[str] = field(default_factory=list)
     errtype: list[str] = field(default_factory=list)
     n_originals: int = 0
-    info: dict = field(default_factory=dict)  # what was used: lexicon, NER, spaCy model, seed...
+    info: dict = field(default_factory=dict)  # what was used: style, NER, pool, spaCy model, seed...
+
+    @property
+    def style(self) -> str:
+        return self.info.get("style", DEFAULT_STYLE)
 
     @property
     def stats(self) -> dict[str, dict]:
@@ -55,99 +72,142 @@ def _rng(seed: int, category: str, sentence: str) -> random.Random:
     return random.Random(int.from_bytes(digest[:8], "big"))
 
 
-def _check_sentences(sentences: Sequence[str]) -> None:
+def _check_sentences(sentences: Sequence[str], what: str = "sentence") -> None:
     for i, s in enumerate(sentences):
         if not isinstance(s, str) or not s.strip():
-            raise BadInputError(f"sentence {i + 1} is empty; every line must hold a sentence")
+            raise BadInputError(f"{what} {i + 1} is empty; every line must hold a sentence")
         if "\n" in s or "\r" in s:
-            raise BadInputError(f"sentence {i + 1} contains a line break; one sentence per line is required")
+            raise BadInputError(f"{what} {i + 1} contains a line break; one sentence per line is required")
+
+
+def check_style(style: str) -> str:
+    if style not in STYLES:
+        raise BadInputError(f"unknown augmentation style {style!r}; choose strict or paper")
+    return style
+
+
+def load_entity_pool(files: Sequence[str | os.PathLike] = (), exclude_sources: Iterable[str] = (),
+                     nlp=None) -> tuple[list[PoolEntry], dict]:
+    """The candidate entities: the shipped pool (data/entity_pool/entities.tsv) less the entries seen
+    only in `exclude_sources` (the split being augmented), or, with `files`, your own pools: pool
+    files (xsimpp.augment.pool format) or plain English text, one sentence a line, whose entities
+    are collected with both recognisers. Returns (entries, description for the metadata)."""
+    if not files:
+        path = default_pool_path()
+        if not path.is_file():
+            raise MissingResourceError(
+                f"the default entity pool {path} is missing (it ships in data/entity_pool of an xsimpp checkout); "
+                "pass your own with --entity-pool FILE (English text, one sentence a line)")
+        entries = without_sources(read_pool(path), exclude_sources)
+        return entries, {"file": "data/entity_pool/entities.tsv", "sha256": file_sha256(path)[:16],
+                         "excluded_sources": sorted(set(exclude_sources)), "entries": len(entries)}
+    entries: list[PoolEntry] = []
+    texts: list[str] = []
+    names = []
+    for f in files:
+        names.append(Path(f).name)
+        if is_pool_file(f):
+            entries += read_pool(f)
+        else:
+            lines = read_lines(f)
+            _check_sentences(lines, f"{f}: line")
+            texts += lines
+    if texts:
+        recs = ["nltk", "spacy"]
+        resources.require_nltk()
+        nlp = nlp or resources.load_spacy()[0]
+        entries += collect(texts, "user", recs, nlp=nlp).finalise()
+    return entries, {"files": names, "entries": len(entries)}
 
 
 def build_augmented(
     sentences: Sequence[str],
     *,
+    style: str = DEFAULT_STYLE,
     seed: int = 0,
     categories: Iterable[str] = CATEGORIES,
     max_per_category: int = DEFAULT_MAX_PER_CATEGORY,
-    ner: str = "nltk",
-    entity_pool: Optional[Sequence[str]] = None,
+    entity_pool: Optional[Sequence[PoolEntry]] = None,
+    pool_info: Optional[dict] = None,
     values_per_number: int = DEFAULT_VALUES_PER_NUMBER,
+    swaps_per_entity: int = DEFAULT_SWAPS_PER_ENTITY,
     progress: bool = False,
 ) -> AugmentedSet:
-    """Generate causality / entity / number hard negatives for each sentence.
+    """Generate causality / entity / number hard negatives for each sentence, in `style`.
 
-    `entity_pool`: extra monolingual English sentences whose entities join the candidate pool
-    (the corpus' own entities are always in it). Output order: sentence by sentence, categories
-    in CATEGORIES order. Never emitted: a variant equal to its source, to any original sentence,
-    or to an earlier variant (first source wins).
+    `entity_pool`: candidate entities (``load_entity_pool``; default: the shipped pool, whole).
+    Output order: sentence by sentence, categories in CATEGORIES order. Never emitted: a variant
+    equal to its source, to any original sentence, or to an earlier variant (first source wins).
     """
+    check_style(style)
+    categories = list(categories)
     cats = [c for c in CATEGORIES if c in set(categories)]
     unknown = set(categories) - set(CATEGORIES)
     if unknown or not cats:
         raise BadInputError(f"unknown or empty categories {sorted(unknown)}; choose from {', '.join(CATEGORIES)}")
-    if ner not in NER_BACKENDS:
-        raise BadInputError(f"unknown NER backend {ner!r}; choose nltk or spacy")
     if max_per_category < 1:
         raise BadInputError("max_per_category must be at least 1")
+    if values_per_number < 1 or swaps_per_entity < 1:
+        raise BadInputError("values_per_number and swaps_per_entity must be at least 1")
     sentences = list(sentences)
     _check_sentences(sentences)
-    pool_sents = list(entity_pool or [])
-    _check_sentences(pool_sents)
+    strict = style == "strict"
 
-    info: dict = {"categories": cats, "seed": seed, "max_per_category": max_per_category}
+    info: dict = {"style": style, "categories": cats, "seed": seed, "max_per_category": max_per_category}
     use_entity = "entity" in cats
-    need_spacy = "causality" in cats or "number" in cats or (use_entity and ner == "spacy")
-    if use_entity and ner == "nltk":
-        resources.require_nltk()
-        info["ner"] = "NLTK maxent chunker (binary)"
-    nlp = None
-    if need_spacy:
-        nlp, model = resources.load_spacy()
-        info["spacy_model"] = model
-        if use_entity and ner == "spacy":
-            info["ner"] = f"spaCy {model} (typed)"
+    nlp, model = resources.load_spacy()
+    info["spacy_model"] = model
+    if use_entity:
+        if strict:
+            info["ner"] = f"spaCy {model} (typed: {', '.join(STRICT_GROUPS)})"
+            info["swaps_per_entity"] = swaps_per_entity
+        else:
+            resources.require_nltk()
+            info["ner"] = "NLTK maxent chunker (binary)"
+            info["entity_draws"] = f"{max_per_category} per sentence, each entity replaced with p={PAPER_REPLACE_PROB}"
     if "causality" in cats:
-        if resources.wordnet_available():
-            antonym = wordnet_antonym
-            info["antonyms"] = "WordNet 3.0 via NLTK"
+        if strict:
+            antonym = strict_antonym
+            info["antonyms"] = "curated sense-checked list (xsimpp.augment.lexicon.STRICT_ANTONYMS)"
+            info["fixed_phrases"] = ("curated list + WordNet noun compounds" if resources.wordnet_available()
+                                     else "curated list (WordNet not found)")
+        elif resources.wordnet_available():
+            antonym = main_sense_antonym
+            info["antonyms"] = "WordNet 3.0, the adjective's main sense"
         else:
             antonym = builtin_antonym
             info["antonyms"] = "built-in lexicon (WordNet not found)"
     if "number" in cats:
         info["values_per_number"] = values_per_number
+    pool = None
+    if use_entity:
+        if entity_pool is None:
+            entity_pool, pool_info = load_entity_pool(nlp=nlp)
+        if strict:
+            # Names seen once may carry a one-off tagging error: strict draws from names seen twice.
+            pool = EntityPool([(STRICT_GROUP_OF[e.label], e.text, e.takes_the) for e in entity_pool
+                               if e.recogniser == "spacy" and e.label in STRICT_GROUP_OF and e.count >= STRICT_MIN_COUNT
+                               and plausible(STRICT_GROUP_OF[e.label], e.text)])
+        else:
+            pool = EntityPool([(e.label, e.text) for e in entity_pool if e.recogniser == "nltk"])
+        info["entity_pool"] = {**(pool_info or {}), "used": len(pool)}
 
     # Pass 1: analyse every sentence once (the expensive part; the progress bar covers it).
     causal_sites: list = [None] * len(sentences)
     num_slots: list = [None] * len(sentences)
     mentions: list[list[Mention]] = [[] for _ in sentences]
-    if nlp is not None:
-        from tqdm import tqdm
+    from tqdm import tqdm
 
-        docs = nlp.pipe(sentences, batch_size=64)
-        for i, doc in enumerate(tqdm(docs, total=len(sentences), desc="analysing", unit="sent", disable=not progress)):
-            if "causality" in cats:
-                causal_sites[i] = causality_sites(doc, antonym)
-            if "number" in cats:
-                num_slots[i] = [
-                    sl for e in doc.ents if e.label_ in NUMERIC_LABELS
-                    for sl in entity_slots(doc.text, e.start_char, e.end_char, e.label_)
-                ]
-            if use_entity and ner == "spacy":
-                mentions[i] = spacy_mentions(doc)
-    pool = None
-    if use_entity:
-        if ner == "nltk":
-            mentions = nltk_mentions(sentences)
-            extra = nltk_mentions(pool_sents) if pool_sents else []
-        else:
-            extra = [spacy_mentions(d) for d in nlp.pipe(pool_sents, batch_size=64)] if pool_sents else []
-        pool = EntityPool(
-            (m.label, s[m.start : m.end])
-            for texts, ms_all in ((sentences, mentions), (pool_sents, extra))
-            for s, ms in zip(texts, ms_all)
-            for m in ms
-        )
-        info["entity_pool_size"] = len(pool)
+    docs = nlp.pipe(sentences, batch_size=64)
+    for i, doc in enumerate(tqdm(docs, total=len(sentences), desc="analysing", unit="sent", disable=not progress)):
+        if "causality" in cats:
+            causal_sites[i] = causality_sites(doc, antonym, strict=strict)
+        if "number" in cats:
+            num_slots[i] = number_slots(doc, strict=strict)
+        if use_entity and strict:
+            mentions[i] = strict_mentions(doc, pool)
+    if use_entity and not strict:
+        mentions = nltk_mentions(sentences)
 
     # Pass 2: generate, cap and de-duplicate.
     originals = set(sentences)
@@ -163,8 +223,10 @@ def build_augmented(
                     edit_lists = [edit_lists[j] for j in keep]
             elif cat == "number":
                 edit_lists = number_variants(num_slots[i], rng, values_per_number)
+            elif strict:
+                edit_lists = strict_entity_variants(sent, mentions[i], pool, rng, swaps_per_entity)
             else:
-                edit_lists = entity_variants(sent, mentions[i], pool, rng, max_per_category)
+                edit_lists = paper_entity_variants(sent, mentions[i], pool, rng, max_per_category, PAPER_REPLACE_PROB)
             n = 0
             for edits in edit_lists:
                 if n >= max_per_category:
@@ -180,29 +242,64 @@ def build_augmented(
     return aug
 
 
+# Table 2 of the paper (dev) and its appendix A (devtest): variants per category on FLORES-200.
+PAPER_TABLE2 = {"dev": {"causality": 1868, "entity": 37745, "number": 3476},
+                "devtest": {"causality": 1916, "entity": 38855, "number": 3262}}
+META_FORMAT = "xsimpp-augment-meta v1"
+
+
 def output_paths(out_dir: os.PathLike | str, split: str) -> tuple[Path, Path]:
     out = Path(out_dir)
     return out / f"eng_Latn_augmented.{split}", out / f"eng_Latn_errtype.{split}.json"
 
 
+def meta_path(out_dir: os.PathLike | str, split: str) -> Path:
+    """The sidecar that says how the two LASER files were made (style, seed, pool, counts). LASER's
+    own readers never open it; `xsimpp eval` reads the style from it into its signatures."""
+    return Path(out_dir) / f"eng_Latn_augmented.{split}.meta.json"
+
+
+def metadata(aug: AugmentedSet) -> dict:
+    return {"format": META_FORMAT, "style": aug.style, "xsimpp": __version__, "originals": aug.n_originals,
+            "variants": len(aug.variants), "counts": {c: st["total"] for c, st in aug.stats.items()}, "info": aug.info}
+
+
 def write_laser_format(aug: AugmentedSet, out_dir: os.PathLike | str, split: str) -> tuple[Path, Path]:
-    """Write LASER's xsim++ inputs: the variants (one per line) and {variant: {src, errtype}}."""
+    """Write LASER's xsim++ inputs: the variants (one per line) and {variant: {src, errtype}}, and
+    the metadata sidecar (``meta_path``)."""
     text_path, json_path = output_paths(out_dir, split)
-    # Both files or neither: a full disk must not leave new variants beside an old errtype map.
+    # All files or none: a full disk must not leave new variants beside an old errtype map.
     atomic_write_many([(text_path, "".join(v + "\n" for v in aug.variants).encode("utf-8")),
                        (json_path, json_text({v: {"src": s, "errtype": e}
-                                              for v, s, e in zip(aug.variants, aug.src, aug.errtype)}).encode("utf-8"))])
+                                              for v, s, e in zip(aug.variants, aug.src, aug.errtype)}).encode("utf-8")),
+                       (meta_path(out_dir, split), json_text(metadata(aug)).encode("utf-8"))])
     return text_path, json_path
 
 
-def format_stats(aug: AugmentedSet) -> str:
-    """Table 2 of the paper for this run, plus what was used to build it."""
-    rows = [f"{'category':<10} {'total':>8} {'per original':>13}"]
+def format_stats(aug: AugmentedSet, paper_split: Optional[str] = None) -> str:
+    """Table 2 of the paper for this run (beside the paper's own for a FLORES split), plus what was
+    used to build it."""
+    paper = PAPER_TABLE2.get(paper_split or "")
+    head = f"{'category':<10} {'total':>8} {'per original':>13}"
+    rows = [head + (f" {'paper':>8} {'vs paper':>9}" if paper else "")]
     for cat, st in aug.stats.items():
-        rows.append(f"{cat:<10} {st['total']:>8} {st['per_original']:>13.2f}")
-    rows.append(f"{'all':<10} {len(aug.variants):>8} {len(aug.variants) / max(aug.n_originals, 1):>13.2f}")
+        row = f"{cat:<10} {st['total']:>8} {st['per_original']:>13.2f}"
+        if paper:
+            row += f" {paper[cat]:>8} {100 * (st['total'] / paper[cat] - 1):>+8.1f}%"
+        rows.append(row)
+    row = f"{'all':<10} {len(aug.variants):>8} {len(aug.variants) / max(aug.n_originals, 1):>13.2f}"
+    if paper:
+        tot = sum(paper[c] for c in aug.stats)
+        row += f" {tot:>8} {100 * (len(aug.variants) / tot - 1):>+8.1f}%"
+    rows.append(row)
     rows.append(f"originals: {aug.n_originals}")
-    for k in ("antonyms", "ner", "spacy_model", "entity_pool_size", "values_per_number", "max_per_category", "seed"):
+    for k in ("style", "antonyms", "fixed_phrases", "ner", "entity_draws", "swaps_per_entity", "spacy_model",
+              "values_per_number", "max_per_category", "seed"):
         if k in aug.info:
             rows.append(f"{k.replace('_', ' ')}: {aug.info[k]}")
+    if "entity_pool" in aug.info:
+        p = aug.info["entity_pool"]
+        where = p.get("file") or ", ".join(p.get("files", []))
+        excl = f", without entries seen only in {', '.join(p['excluded_sources'])}" if p.get("excluded_sources") else ""
+        rows.append(f"entity pool: {where}{excl} ({p['used']} candidates)")
     return "\n".join(rows)

@@ -49,6 +49,52 @@ def _symmetric(pairs: str) -> dict[str, str]:
 
 BUILTIN_ANTONYMS: dict[str, str] = _symmetric(_ANTONYM_PAIRS)
 
+# Strict style: adjective pairs whose swap flips the meaning in the adjective's main sense, checked
+# one by one (tests/test_augment_strict.py pins the list). Left out on purpose: words whose common
+# senses disagree ("light" bulb / weight, "right" side / correct, "present" day / here, "close"
+# friend / shut, "local" time, "full" member, "live" show, "positive" test, "old" friend / man,
+# "first"/"last", "black"/"white", "past"/"future", "physical"/"mental", "single").
+_STRICT_PAIRS = """
+able unable; active inactive; alive dead; ancient modern; asleep awake; bad good; beautiful ugly;
+big small; bitter sweet; broad narrow; cheap expensive; clean dirty; clear unclear; cold hot;
+common rare; complete incomplete; complex simple; correct incorrect; cruel kind; dangerous safe;
+deep shallow; difficult easy; dry wet; early late; empty full; equal unequal; false true;
+famous unknown; fast slow; friendly hostile; happy sad; healthy sick; heavy light; honest dishonest;
+huge tiny; illegal legal; important unimportant; impossible possible; innocent guilty; large small;
+likely unlikely; long short; loud quiet; major minor; maximum minimum; necessary unnecessary;
+noisy silent; optimistic pessimistic; peaceful violent; permanent temporary; polite rude; poor rich;
+popular unpopular; powerful weak; private public; proud ashamed; rural urban; safe dangerous;
+secure insecure; significant insignificant; similar different; smooth rough; stable unstable;
+strong weak; successful unsuccessful; sufficient insufficient; thick thin; useful useless;
+valid invalid; visible invisible; wealthy poor; wide narrow; wise foolish; young old; cheaper dearer;
+increasing decreasing; higher lower; larger smaller; easier harder; better worse; more less;
+northern southern; eastern western; hard easy; high low; short tall; wrong correct;
+same different
+"""
+
+# Adjective + noun phrases whose adjective is not a property to negate ("round trip" is no trip that
+# is round). WordNet's noun compounds ("local_time", "high_school") are refused as well when
+# WordNet is present (xsimpp.augment.wordnet.noun_compound).
+FIXED_PHRASES = frozenset("""
+round trip; local time; light bulb; full moon; high school; high court; old man; old woman;
+short story; hot dog; black market; real estate; public school; private sector; public sector;
+main road; good faith; new year; big bang; cold war; free trade; open source; small business;
+good morning; good night; high tide; low tide; high street; big data; small talk; long run;
+short term; long term; high speed; low cost; full time; part time; early years; late night;
+hard drive; soft drink; hard copy; dry season; wet season; hot spring; deep sea; high seas;
+major league; minor league; common law; common sense; public health; private school; strong suit;
+heavy metal; light year; high jump; long jump; simple past; true story; young adult; late afternoon;
+early morning; rare earth; big toe; fast food; slow motion; safe haven; good luck; bad luck;
+wide range; broad range; vast majority; great deal; full stop; empty nest; rich text
+""".replace("\n", " ").split(";")) - {""}
+FIXED_PHRASES = frozenset(" ".join(p.split()) for p in FIXED_PHRASES)
+
+
+# Listed as the far side of a pair only: their own swap depends on the sense ("old" friend -> new,
+# "old" man -> young; "light" weight / colour; "short" film / person; "full" member).
+_ONE_WAY = {"old", "light", "short", "full"}
+STRICT_ANTONYMS: dict[str, str] = {a: b for a, b in _symmetric(_STRICT_PAIRS).items() if a not in _ONE_WAY}
+
 # Past tense of irregular verbs (needed for "did not go" -> "went"). Regular verbs use rules.
 _IRREGULAR_PAST = """
 arise arose; awake awoke; be was; bear bore; beat beat; become became; begin began; bend bent;

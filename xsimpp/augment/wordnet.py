@@ -64,8 +64,9 @@ def available() -> bool:
 
 
 @functools.lru_cache(maxsize=None)
-def antonym(word: str) -> Optional[str]:
-    """First direct antonym of an adjective over its senses in frequency order ("new" -> "old").
+def antonym(word: str, senses: Optional[int] = None) -> Optional[str]:
+    """First direct antonym of an adjective over its senses in frequency order ("new" -> "old"),
+    or over its first `senses` senses only (``senses=1``: the main sense's antonym, or None).
 
     Same result as the first single-word `Lemma.antonyms()` over `wordnet.synsets(word, ADJ)` in
     NLTK. Indirect antonyms through satellite heads ("blue" -> chromatic -> "achromatic") are left
@@ -73,7 +74,7 @@ def antonym(word: str) -> Optional[str]:
     """
     index, data = _adjectives()
     word = word.lower()
-    for off in index.get(word, []):
+    for off in index.get(word, [])[:senses]:
         _type, words, pointers = data[off]
         for sym, target, src, tgt in pointers:
             if sym == "!" and src and words[src - 1] == word:
@@ -81,3 +82,23 @@ def antonym(word: str) -> Optional[str]:
                 if "_" not in name and name != word:
                     return name
     return None
+
+
+def main_sense_antonym(word: str) -> Optional[str]:
+    """The antonym of the adjective's most frequent sense: what the paper style swaps."""
+    return antonym(word, 1)
+
+
+@functools.lru_cache(maxsize=1)
+def _noun_lemmas() -> frozenset:
+    out = set()
+    with open(_root() / "index.noun", encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith(" ") and "_" in line.split(" ", 1)[0]:
+                out.add(line.split(" ", 1)[0])
+    return frozenset(out)
+
+
+def noun_compound(*words: str) -> bool:
+    """True when the words form one WordNet noun ("round trip", "local time", "high school")."""
+    return "_".join(w.lower() for w in words) in _noun_lemmas()

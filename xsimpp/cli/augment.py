@@ -18,12 +18,15 @@ def register(subparsers) -> None:
     )
     p.add_argument("corpus", help="'flores200' or a path to a UTF-8 file with one English sentence per line")
     p.add_argument("--split", default=None, help="FLORES split (dev or devtest; default devtest, as eval); for FILE, the name used in output files (default dev)")
-    p.add_argument("--out", default=None, help="output folder (required for FILE; default for flores200: <user data>/augmented/flores200/<split>_augmented)")
+    p.add_argument("--out", default=None, help="output folder (required for FILE; default for flores200: <user data>/augmented/flores200/<split>_augmented/<style>)")
+    p.add_argument("--style", choices=("strict", "paper"), default="strict",
+                   help="strict (default): typed, fluent, true negatives; paper: the xSIM++ paper's method as its text describes it")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-per-category", type=int, default=100, metavar="N", help="cap on variants per category per sentence (default 100)")
     p.add_argument("--categories", default="causality,entity,number", help="comma-separated subset of causality,entity,number")
-    p.add_argument("--ner", choices=("nltk", "spacy"), default="nltk", help="entity recogniser: NLTK binary chunker (paper) or spaCy typed NER")
-    p.add_argument("--entity-pool", action="append", default=[], metavar="FILE", help="extra monolingual English sentences whose entities join the candidate pool (repeatable)")
+    p.add_argument("--entity-pool", action="append", default=[], metavar="FILE",
+                   help="your own entity candidates instead of the shipped pool: English text (one sentence a line) "
+                        "or a pool file as data/entity_pool/build_pool.py writes (repeatable)")
     p.add_argument("--audit", type=int, default=0, metavar="N", help="print N random (original, variant) pairs per category to judge by hand")
     p.add_argument("--data-dir", default=None, help="data root holding flores200/ (default: $XSIMPP_DATA_DIR)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -43,12 +46,14 @@ def run(args) -> int:
         if split not in ("dev", "devtest"):
             raise BadInputError(f"FLORES-200 has splits dev and devtest, not {split!r}")
         src = flores_file("eng_Latn", split, data_dir=args.data_dir)
-        out_dir = Path(args.out) if args.out else augmented_dir() / "flores200" / f"{split}_augmented"
+        out_dir = Path(args.out) if args.out else augmented_dir() / "flores200" / f"{split}_augmented" / args.style
+        exclude = [f"flores200/{split}"]  # the shipped pool without the entities of the split itself
     else:
         if not args.out:
             raise BadInputError("--out DIR is required when augmenting a file (only flores200 has a default output folder)")
         split = args.split or "dev"
         src, out_dir = Path(args.corpus), Path(args.out)
+        exclude = []
     if not split or "/" in split or split.startswith("."):
         raise BadInputError(f"--split {split!r} cannot be used in a file name")
     from .common import check_outputs
@@ -57,21 +62,22 @@ def run(args) -> int:
     check_outputs(args, dirs={"out": "--out"})
 
     sentences = read_lines(src)
-    pool = [s for f in args.entity_pool for s in read_lines(f)]
+    pool, pool_info = (A.load_entity_pool(args.entity_pool, exclude) if "entity" in categories else (None, None))
     aug = A.build_augmented(
         sentences,
+        style=args.style,
         seed=args.seed,
         categories=categories,
         max_per_category=args.max_per_category,
-        ner=args.ner,
         entity_pool=pool,
+        pool_info=pool_info,
         progress=not args.no_progress and sys.stderr.isatty(),
     )
     text_path, json_path = A.write_laser_format(aug, out_dir, split)
     print(f"source: {src}")
-    print(A.format_stats(aug))
-    print(f"wrote {text_path}")
-    print(f"wrote {json_path}")
+    print(A.format_stats(aug, split if args.corpus == "flores200" else None))
+    for path in (text_path, json_path, A.meta_path(out_dir, split)):
+        print(f"wrote {path}")
     if args.audit > 0:
         rng = random.Random(args.seed)
         for cat in aug.info["categories"]:

@@ -39,7 +39,7 @@ def run(args) -> int:
         for split in cls.splits:
             ds = cls(split, data_dir=args.data_dir)
             ok = ds.is_available()
-            aug = [d for d in ds.augmented_dirs() if d.is_dir() and any(d.glob(f"*_augmented.{split}"))] if ok else []
+            aug = [d for d in ds.augmented_dirs() if d.is_dir() and any(d.rglob(f"*_augmented.{split}"))] if ok else []
             rows.append([name, split, "found" if ok else "missing", str(aug[0]) if aug else "-", cls.description])
             if not ok:
                 hints[name] = cls.download_hint

@@ -24,6 +24,12 @@ def register(sub) -> None:
                                   "(default: 'parallel', told apart by the files' checksum)")
     p.add_argument("--augmented", metavar="DIR|auto",
                    help="xsim++: folder with <target>_augmented.<split> + errtype JSON, or 'auto'")
+    p.add_argument("--style", choices=("strict", "paper"),
+                   help="which build of `xsimpp augment` --augmented uses: strict or paper negatives "
+                        "(default: strict where both exist; paper under --protocol xsimpp-paper)")
+    p.add_argument("--protocol", choices=("laser", "xsimpp-paper"), default="laser",
+                   help="laser (default): LASER's xsim.py, --margin as given (ratio); xsimpp-paper: the xSIM++ "
+                        "paper's absolute margin with paper-style negatives")
     p.add_argument("--allow-errtype", action="append", default=[], metavar="NAME",
                    help="accept this error type name in the errtype JSON besides causality, entity, number (repeatable)")
     p.add_argument("--both-directions", action="store_true", help="also score target -> source")
@@ -64,6 +70,7 @@ def run(args) -> int:
     from ..tasks.xsim import XsimSettings, count_sentences, evaluate_bitexts, find_augmented
 
     check_outputs(args)  # every output path before any work
+    style = _protocol(args)
 
     if args.src_file or args.tgt_file:
         # With files, --langs / --target only name the two sides (for results and for finding
@@ -79,7 +86,8 @@ def run(args) -> int:
     settings = XsimSettings(margin=args.margin, k=args.k, mode=args.mode)  # every knob checked before any work
     bitexts = _bitexts(args, dataset)  # read and validate all data before loading a model
     tgt_lang = bitexts[0].tgt_lang
-    augmented = find_augmented(args.augmented, dataset, tgt_lang, args.allow_errtype) if args.augmented else None
+    augmented = (find_augmented(args.augmented, dataset, tgt_lang, args.allow_errtype, style)
+                 if args.augmented else None)
     for bt in bitexts:
         if augmented is not None and bt.tgt_lang == augmented.lang:
             augmented.check_sources(bt.tgt, f"the {bt.tgt_lang} target text")
@@ -101,6 +109,22 @@ def run(args) -> int:
     return 0
 
 
+def _protocol(args) -> str | None:
+    """Apply --protocol to the margin; the negatives' style --augmented must find (None: any)."""
+    from ..errors import BadInputError
+    from ..tasks.xsim import PAPER_PROTOCOL
+
+    if args.protocol != "xsimpp-paper":
+        return args.style
+    if args.margin not in ("ratio", PAPER_PROTOCOL["margin"]):  # ratio is --margin's default
+        raise BadInputError(f"--protocol xsimpp-paper scores with the absolute margin; drop --margin {args.margin}")
+    if args.style not in (None, PAPER_PROTOCOL["style"]):
+        raise BadInputError("--protocol xsimpp-paper uses paper-style negatives; drop --style strict "
+                            "(or score strict negatives with --margin absolute)")
+    args.margin = PAPER_PROTOCOL["margin"]
+    return PAPER_PROTOCOL["style"]
+
+
 def render_report(report, with_pp: bool) -> str:
     rows = [(f"{p.src_lang}-{p.tgt_lang}", p.xsim.error_rate, p.xsim.n,
              p.xsimpp.error_rate if p.xsimpp is not None else None) for p in report.pairs]
@@ -111,6 +135,8 @@ def render_report(report, with_pp: bool) -> str:
         per_pair = {f"{p.src_lang}-{p.tgt_lang}": p.xsimpp.error_types for p in report.pairs if p.xsimpp is not None}
         out += f"\n\nAbsolute error under augmented transformations for: {report.pairs[0].tgt_lang}\n"
         out += errtype_table(per_pair)
+        pp = next(r.signature.params for r in report.records if r.metric == "xsim++")
+        out += f"\nxsim++ negatives: {pp['negatives']}; protocol: {pp['protocol']} (margin {pp['margin']})"
     return out
 
 

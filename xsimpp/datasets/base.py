@@ -96,6 +96,9 @@ class AugmentedTargets:
     lines: list[str]
     errtypes: dict[str, dict[str, str]] = field(repr=False)
     directory: Path | None = None
+    # How the negatives were made, from the sidecar `xsimpp augment` writes beside them ("strict",
+    # "paper"); "unrecorded" without one (e.g. LASER's published files).
+    style: str = "unrecorded"
 
     @property
     def checksum(self) -> str:
@@ -123,6 +126,21 @@ class AugmentedTargets:
 
 def augmented_file_names(lang: str, split: str) -> tuple[str, str]:
     return f"{lang}_augmented.{split}", f"{lang}_errtype.{split}.json"
+
+
+def augmented_style(directory: str | Path, lang: str, split: str) -> str:
+    """The style recorded in ``<lang>_augmented.<split>.meta.json`` ("unrecorded" without one)."""
+    path = Path(directory) / f"{augmented_file_names(lang, split)[0]}.meta.json"
+    if not path.is_file():
+        return "unrecorded"
+    try:
+        meta = json.loads(read_bytes(path).decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise BadInputError(f"{path} is not valid UTF-8 JSON: {e}") from None
+    style = meta.get("style") if isinstance(meta, dict) else None
+    if not isinstance(style, str) or not style:
+        raise BadInputError(f"{path} has no 'style'; rebuild it with `xsimpp augment`")
+    return style
 
 
 KNOWN_ERRTYPES = ("causality", "entity", "number")  # the xsim++ paper's transformations (LASER, `xsimpp augment`)
@@ -166,7 +184,7 @@ def load_augmented(directory: str | Path, lang: str = "eng_Latn", split: str = "
         )
     lines = read_lines(text_path)
     errtypes = read_errtypes(json_path, lines, allow_errtypes)
-    return AugmentedTargets(lang, split, lines, errtypes, d)
+    return AugmentedTargets(lang, split, lines, errtypes, d, augmented_style(d, lang, split))
 
 
 def read_errtypes(path: str | Path, lines: Sequence[str], allow: Iterable[str] = ()) -> dict:

@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..cache import EmbeddingCache
-from ..datasets.base import AugmentedTargets, Bitext, load_augmented, text_checksum
+from ..datasets.base import AugmentedTargets, Bitext, augmented_style, load_augmented, text_checksum
 from ..encoders.base import Encoder
 from ..errors import BadInputError, MissingResourceError
 from ..results import ResultRecord
@@ -62,26 +62,66 @@ class EvalReport(TaskReport):
         return micro_average([r for r in res if r is not None])
 
 
-def find_augmented(spec: str | Path | None, dataset, lang: str, allow_errtypes=()) -> AugmentedTargets | None:
-    """``None`` -> no xsim++; ``"auto"`` -> the dataset's known folders; else a folder path."""
+# Protocols of `xsimpp eval`: LASER's (its xsim.py: ratio margin by default) and the xSIM++ paper's
+# ("we report all results using the absolute margin similarity", with its own style of negatives).
+PROTOCOLS = ("laser", "xsimpp-paper")
+PAPER_PROTOCOL = {"margin": "absolute", "style": "paper"}
+STYLES = ("strict", "paper")  # the styles of `xsimpp augment` (xsimpp.augment.STYLES)
+
+
+def protocol_of(margin: str, style: str) -> str:
+    """The protocol a (margin, negatives style) pair is: the paper's, or LASER's scoring."""
+    return "xsimpp-paper" if margin == PAPER_PROTOCOL["margin"] and style == PAPER_PROTOCOL["style"] else "laser"
+
+
+def _style_dirs(d: Path, style: str | None) -> list[Path]:
+    """Where one folder may hold negatives of `style`: `<d>/<style>/` (what `xsimpp augment` writes),
+    then `<d>` itself (LASER's layout: its own published files are the paper's negatives). No style
+    asked: the default style first, then the folder itself, then the paper's."""
+    return [d / style, d] if style else [d / STYLES[0], d, d / STYLES[1]]
+
+
+def _style_ok(found: str, wanted: str | None) -> bool:
+    return wanted is None or found == wanted or (found == "unrecorded" and wanted == "paper")
+
+
+def find_augmented(spec: str | Path | None, dataset, lang: str, allow_errtypes=(),
+                   style: str | None = None) -> AugmentedTargets | None:
+    """``None`` -> no xsim++; ``"auto"`` -> the dataset's known folders; else a folder path.
+
+    ``style`` ("strict" or "paper"; None: any) picks which build of `xsimpp augment` to use: each
+    folder is tried as ``<folder>/<style>/`` and then itself, whose files count when their sidecar
+    says that style (files without one, such as LASER's published negatives, count as the paper's).
+    The style found is in every xsim++ record's signature (``negatives``)."""
     if spec is None:
         return None
+    if style is not None and style not in STYLES:
+        raise BadInputError(f"unknown augmentation style {style!r}; choose strict or paper")
+    name = f"{lang}_augmented.{dataset.split}"
     if str(spec) == "auto":
         tried = dataset.augmented_dirs()
-        for d in tried:
-            if (d / f"{lang}_augmented.{dataset.split}").is_file():
-                return load_augmented(d, lang, dataset.split, allow_errtypes)
+        for base in tried:
+            for d in _style_dirs(base, style):
+                if (d / name).is_file() and _style_ok(augmented_style(d, lang, dataset.split), style):
+                    return load_augmented(d, lang, dataset.split, allow_errtypes)
         where = ", ".join(str(d) for d in tried) or "(no default location for this dataset)"
+        which = f"{style}-style " if style else ""
+        build = f" --style {style}" if style else ""
         raise MissingResourceError(
-            f"No augmented {lang} data for {dataset.name} {dataset.split} (looked in {where}); "
-            f"build it with `xsimpp augment {dataset.name} --split {dataset.split}` or pass --augmented DIR"
+            f"No {which}augmented {lang} data for {dataset.name} {dataset.split} (looked in {where}); "
+            f"build it with `xsimpp augment {dataset.name} --split {dataset.split}{build}` or pass --augmented DIR"
         )
-    return load_augmented(spec, lang, dataset.split, allow_errtypes)
+    d = next((c for c in _style_dirs(Path(spec), style) if (c / name).is_file()), Path(spec))
+    aug = load_augmented(d, lang, dataset.split, allow_errtypes)
+    if not _style_ok(aug.style, style):
+        raise BadInputError(f"the augmented data in {d} is {aug.style}-style, not {style}; "
+                            f"build {style}-style negatives with `xsimpp augment ... --style {style}`")
+    return aug
 
 
 def _record(metric: str, res: XsimResult, bt: Bitext, encoder: Encoder, settings: XsimSettings,
-            checksum: str) -> ResultRecord:
-    sig = sign(encoder, bt.dataset, bt.split, checksum, metric, settings)
+            checksum: str, **view) -> ResultRecord:
+    sig = sign(encoder, bt.dataset, bt.split, checksum, metric, settings, **view)
     return ResultRecord(metric, res.error_rate, res.n, bt.src_lang, bt.tgt_lang, sig, errors=res.errors,
                         error_types=dict(res.error_types))
 
@@ -124,7 +164,9 @@ def evaluate_bitexts(
                 respp = xsim(similarity=sim, tgt_text=tgt_all, errtypes=aug.errtypes, **knobs)
             pair.xsimpp = respp
             checksum = hashlib.sha256((bt.checksum + aug.checksum).encode()).hexdigest()
-            report.records.append(_record("xsim++", respp, bt, encoder, st, checksum))
+            # Which negatives and which protocol: an xsim++ number means nothing without them.
+            report.records.append(_record("xsim++", respp, bt, encoder, st, checksum, negatives=aug.style,
+                                          protocol=protocol_of(st.margin, aug.style)))
         report.pairs.append(pair)
     report.count_encoding(embed or pairs)
     return report
