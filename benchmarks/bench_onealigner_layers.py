@@ -27,16 +27,16 @@ def main() -> int:
     import numpy as np
     import torch
 
-    from xsimpp.datasets import load_dataset
+    from xsimpp.datasets import get_dataset
     from xsimpp.encoders.hf import equal_length_batches, mark_prompt, tokenize
-    from xsimpp.encoders.onealigner import OneAligner
+    from xsimpp.encoders.onealigner import OneAligner, in_batch_normalize
     from xsimpp.scoring import xsim
 
     layers = [int(v) for v in args.layers.split(",")]
     langs = args.langs.split(",")
     scorer = OneAligner(layer=max(layers), batch_size=0, device="cpu")  # full-matrix normalisation
-    ds = load_dataset("flores200")
-    bitexts = ds.bitexts(langs, args.split)
+    ds = get_dataset("flores200", args.split)
+    bitexts = [ds.bitext(lang, "eng") for lang in langs]
     eng = bitexts[0].tgt[: args.n or None]
 
     def states(sentences):
@@ -61,9 +61,10 @@ def main() -> int:
         src = bt.src[: args.n or None]
         src_states = states(src)
         for layer in layers:
+            raw = {"mean": scorer.mean_scores(src_states[layer], eng_states[layer]),  # BERTScore once per layer
+                   "bertscore": scorer.raw_scores(scorer.tensors(src_states[layer]), scorer.tensors(eng_states[layer]))}
             for scoring, norm in cells:
-                scorer.scoring, scorer.normalization = scoring, norm
-                sim = scorer.score_states(src_states[layer], eng_states[layer])
+                sim = raw[scoring] if norm == "none" else in_batch_normalize(raw[scoring], scorer.alpha, 0)
                 res = xsim(similarity=sim, margin=args.margin, k=4, tgt_text=eng)
                 rows.append((bt.src_lang, layer, scoring, norm, res.errors, res.n))
                 print(f"{bt.src_lang} layer {layer:2d} {scoring:9s} {norm:8s} errors {res.errors:4d}/{res.n} "

@@ -329,7 +329,7 @@ def encode_cached(
     *,
     cache: EmbeddingCache | None,
     lang: str | None = None,
-    chunk_size: int = 256,
+    chunk_size: int = 1024,
     progress: Callable[[int], None] | None = None,
 ) -> tuple[np.ndarray, int]:
     """Vectors for ``sentences`` (in order), encoding only what the cache lacks.
@@ -381,7 +381,7 @@ def states_cached(
     *,
     cache: EmbeddingCache | None,
     lang: str | None = None,
-    chunk_size: int = 256,
+    chunk_size: int = 1024,
     progress: Callable[[int], None] | None = None,
 ) -> tuple[list[np.ndarray], int]:
     """Token states (one (n_tokens, d) float32 array per sentence, in order) of a pair scorer that
@@ -404,7 +404,9 @@ def states_cached(
             todo[k] = s
     if progress and have:
         progress(sum(1 for k in keys if k in have))
-    items = list(todo.items())
+    # similar lengths together: the scorer batches one token length at a time (no padding), so a
+    # chunk of mixed lengths would run as many tiny batches
+    items = sorted(todo.items(), key=lambda kv: -len(kv[1]))
     for start in range(0, len(items), chunk_size):
         chunk = items[start : start + chunk_size]
         states = scorer.token_states([s for _, s in chunk], progress=progress)

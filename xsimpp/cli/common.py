@@ -64,9 +64,10 @@ def fmt_pct(value: float) -> str:
 
 
 def xsim_table(dataset: str, rows: list[tuple[str, float, int, float | None]], avg: tuple[float, int, float | None],
-               with_pp: bool) -> str:
-    """The LASER table: dataset | src-tgt | xsim | nbex, with an xsim++ column when it ran."""
-    headers = ["dataset", "src-tgt", "xsim"] + (["xsim++"] if with_pp else []) + ["nbex"]
+               with_pp: bool, label: str = "xsim") -> str:
+    """The LASER table: dataset | src-tgt | xsim | nbex, with an xsim++ column when it ran
+    (``label`` p-xsim for P-xSIM)."""
+    headers = ["dataset", "src-tgt", label] + ([label + "++"] if with_pp else []) + ["nbex"]
     body = []
     for pair, err, n, errpp in rows + [("average", avg[0], avg[1], avg[2])]:
         body.append([dataset, pair, fmt_pct(err)] + ([fmt_pct(errpp) if errpp is not None else "-"] if with_pp else []) + [n])
@@ -95,7 +96,9 @@ def add_encoder_options(p: argparse.ArgumentParser, default: str = "e5-small") -
     p.add_argument("--pooling", choices=("mean", "cls"), help="hf: pooling over tokens")
     p.add_argument("--device", help="torch device for torch encoders (cpu, cuda, cuda:1)")
     p.add_argument("--max-length", type=int, help="truncate inputs to this many tokens (torch encoders)")
-    p.add_argument("--rerank-k", type=int, help="onealigner: two-stage mode, rescore the top K by mean-pooled cosine")
+    p.add_argument("--rerank-k", type=int, help="with --rerank: P-xSIM's K margin candidates (default 16, LASER's); "
+                                                "without: onealigner's two-stage mode (rescore the top K by mean-pooled "
+                                                "cosine)")
     p.add_argument("--prompt", help="hf/onealigner: text put before every sentence (default 'query: ' on e5-small, "
                                     "else none; --prompt '' drops it)")
     p.add_argument("--autocast", choices=("bf16",),
@@ -123,6 +126,8 @@ def encoder_options(args) -> dict:
 
     opts = {}
     for flag in ("model", "batch_size", "layer", "pooling", "device", "max_length", "rerank_k", "autocast", "prompt"):
+        if flag == "rerank_k" and getattr(args, "rerank", None):
+            continue  # with --rerank (P-xSIM), --rerank-k is the number of candidates, not onealigner's option
         value = getattr(args, flag, None)
         if value is not None:
             opts[flag] = value

@@ -32,6 +32,12 @@ def register(sub) -> None:
                         "paper's absolute margin with paper-style negatives")
     p.add_argument("--allow-errtype", action="append", default=[], metavar="NAME",
                    help="accept this error type name in the errtype JSON besides causality, entity, number (repeatable)")
+    p.add_argument("--rerank", metavar="ENCODER",
+                   help="P-xSIM: rescore each source's --rerank-k margin candidates with this encoder (cosine, or "
+                        "its pair scores) and blend alpha * margin + (1 - alpha) * aux (LASER's pxsim.py)")
+    p.add_argument("--alpha", type=float, default=0.5, help="P-xSIM blend weight of the margin (default 0.5)")
+    p.add_argument("--rerank-opt", action="append", metavar="KEY=VALUE",
+                   help="an option of the --rerank encoder (repeatable), e.g. layer=8")
     p.add_argument("--both-directions", action="store_true", help="also score target -> source")
     p.add_argument("--nway", action="store_true", help="error matrix over every ordered pair of --langs")
     add_scoring_options(p)
@@ -67,7 +73,9 @@ def _bitexts(args, dataset):
 def run(args) -> int:
     from ..datasets import ParallelFiles, get_dataset
     from ..encoders import create_encoder
-    from ..tasks.xsim import XsimSettings, count_sentences, evaluate_bitexts, find_augmented
+    import argparse
+
+    from ..tasks.xsim import Rerank, XsimSettings, count_sentences, evaluate_bitexts, find_augmented
 
     check_outputs(args)  # every output path before any work
     style = _protocol(args)
@@ -93,12 +101,21 @@ def run(args) -> int:
             augmented.check_sources(bt.tgt, f"the {bt.tgt_lang} target text")
     encoder = create_encoder(args.encoder, **encoder_options(args))
     cache = open_cache(encoder, args)
-    total = count_sentences(bitexts, augmented)
+    rerank = None
+    if args.rerank:
+        aux = create_encoder(args.rerank, **encoder_options(argparse.Namespace(encoder_opt=args.rerank_opt)))
+        rerank = Rerank(aux, alpha=args.alpha, k=args.rerank_k or 16, cache=open_cache(aux, args))
+    elif args.rerank_opt:
+        from ..errors import BadInputError
+
+        raise BadInputError("--rerank-opt sets an option of the --rerank encoder; give --rerank too")
+    total = count_sentences(bitexts, augmented) * (2 if rerank else 1)
     with progress_bar(total, f"encoding ({encoder.id})", enabled=not args.no_progress) as update:
         report = evaluate_bitexts(encoder, bitexts, settings, augmented=augmented, cache=cache, progress=update,
-                                  config=engine_config(args))
-    if cache is not None:
-        cache.close()
+                                  config=engine_config(args), rerank=rerank)
+    for c in (cache, rerank.cache if rerank else None):
+        if c is not None:
+            c.close()
 
     save_report(args, report)
     if args.nway:
@@ -130,12 +147,13 @@ def render_report(report, with_pp: bool) -> str:
              p.xsimpp.error_rate if p.xsimpp is not None else None) for p in report.pairs]
     avg = report.average("xsim")
     avg_pp = report.average("xsim++").error_rate if with_pp else None
-    out = xsim_table(report.dataset, rows, (avg.error_rate, avg.n, avg_pp), with_pp)
+    label = report.records[0].metric  # xsim, or p-xsim with --rerank
+    out = xsim_table(report.dataset, rows, (avg.error_rate, avg.n, avg_pp), with_pp, label)
     if with_pp:
         per_pair = {f"{p.src_lang}-{p.tgt_lang}": p.xsimpp.error_types for p in report.pairs if p.xsimpp is not None}
         out += f"\n\nAbsolute error under augmented transformations for: {report.pairs[0].tgt_lang}\n"
         out += errtype_table(per_pair)
-        pp = next(r.signature.params for r in report.records if r.metric == "xsim++")
+        pp = next(r.signature.params for r in report.records if r.metric.endswith("xsim++"))
         out += f"\nxsim++ negatives: {pp['negatives']}; protocol: {pp['protocol']} (margin {pp['margin']})"
     return out
 

@@ -131,15 +131,22 @@ class PairScores:
             self._memo[memo_key] = got
         return self._memo[memo_key]
 
-    def __call__(self, sources: Sequence[str], targets: Sequence[str], src_lang: str, tgt_lang: str) -> np.ndarray:
+    def __call__(self, sources: Sequence[str], targets: Sequence[str], src_lang: str, tgt_lang: str,
+                 more_targets: Sequence[str] = ()) -> np.ndarray:
+        """(sources, targets + more_targets) scores; ``more_targets`` (xsim++'s negatives) are looked
+        up on their own, so the targets asked for before count as reused, not as new."""
         if not self.keeps_states:  # a scorer without token states: no cache, report the sentences as done
-            sim = self.encoder.similarity(sources, targets, src_lang=src_lang, tgt_lang=tgt_lang)
-            self.n_encoded += len(sources) + len(targets)
-            self.n_requested += len(sources) + len(targets)
+            every = list(targets) + list(more_targets)
+            sim = self.encoder.similarity(sources, every, src_lang=src_lang, tgt_lang=tgt_lang)
+            self.n_encoded += len(sources) + len(every)
+            self.n_requested += len(sources) + len(every)
             if self.progress:
-                self.progress(len(sources) + len(targets))
+                self.progress(len(sources) + len(every))
             return sim
-        return self.encoder.score_states(self.states(sources, src_lang), self.states(targets, tgt_lang))
+        tgt = self.states(targets, tgt_lang)
+        if len(more_targets):
+            tgt = list(tgt) + list(self.states(more_targets, tgt_lang))
+        return self.encoder.score_states(self.states(sources, src_lang), tgt)
 
 
 def pair_scores_for(encoder: Encoder, cache: EmbeddingCache | None, progress) -> PairScores | None:

@@ -19,6 +19,7 @@ from ..encoders.base import Encoder
 from ..errors import BadInputError, MissingResourceError
 from ..results import ResultRecord
 from ..scoring import EngineConfig, XsimResult, micro_average, xsim
+from ..scoring.pxsim import pxsim
 from ..scoring.xsim import MODES
 from .base import (MetricInfo, Settings, Task, TaskReport, check_margin_k, embedder_for, pair_scores_for,
                    sign)
@@ -126,6 +127,30 @@ def _record(metric: str, res: XsimResult, bt: Bitext, encoder: Encoder, settings
                         error_types=dict(res.error_types))
 
 
+@dataclass
+class Rerank:
+    """P-xSIM (``xsimpp.scoring.pxsim``): the ``k`` nearest targets by the main encoder's margin
+    (its averages over the settings' k neighbours) rescored by ``encoder`` (cosine of its vectors,
+    or its pair scores) and blended ``alpha * margin + (1 - alpha) * aux``. LASER's pxsim.py uses one
+    k (16) for both: ``--k 16 --rerank-k 16`` reproduces it."""
+
+    encoder: Encoder
+    alpha: float = 0.5
+    k: int = 16
+    cache: EmbeddingCache | None = None
+
+    def __post_init__(self) -> None:
+        if not 0.0 <= self.alpha <= 1.0:
+            raise BadInputError(f"--alpha must be between 0 and 1, not {self.alpha}")
+        if self.k < 1:
+            raise BadInputError(f"--rerank-k must be at least 1, not {self.k}")
+
+    def view(self) -> dict:
+        """What the rerank adds to a record's signature: the auxiliary encoder, alpha, candidates."""
+        e = self.encoder
+        return {"rerank": f"{e.id}@{e.revision}+cfg.{e.fingerprint[:8]}", "alpha": self.alpha, "rerank_k": self.k}
+
+
 def evaluate_bitexts(
     encoder: Encoder,
     bitexts: Sequence[Bitext],
@@ -135,40 +160,65 @@ def evaluate_bitexts(
     cache: EmbeddingCache | None = None,
     progress: Callable[[int], None] | None = None,
     config: EngineConfig | None = None,
+    rerank: Rerank | None = None,
 ) -> EvalReport:
-    """xsim for every bitext; xsim++ too where ``augmented`` matches the bitext's target language."""
+    """xsim for every bitext; xsim++ too where ``augmented`` matches the bitext's target language.
+    With ``rerank`` the records are P-xSIM ("p-xsim", "p-xsim++") instead."""
     st = settings or XsimSettings()
-    knobs = dict(margin=st.margin, k=st.k, mode=st.mode, config=config)
+    knobs = dict(margin=st.margin, mode=st.mode, config=config)
     first = bitexts[0]
     report = EvalReport(first.dataset, first.split, encoder.id)
     embed = embedder_for(encoder, cache, progress)
     pairs = pair_scores_for(encoder, cache, progress)
+    aux_embed = aux_pairs = None
+    if rerank is not None:
+        aux_embed = embedder_for(rerank.encoder, rerank.cache, progress)
+        aux_pairs = pair_scores_for(rerank.encoder, rerank.cache, progress)
+    prefix = "p-" if rerank is not None else ""
+    view = rerank.view() if rerank is not None else {}
+
+    def vectors(emb, bt: Bitext, aug: AugmentedTargets | None) -> dict:
+        y = emb(bt.tgt, bt.tgt_lang)
+        if aug is not None:  # the negatives on their own: the gold targets are already encoded
+            y = np.concatenate([y, emb(aug.lines, bt.tgt_lang)])
+        return {"x": emb(bt.src, bt.src_lang), "y": y}
+
+    def score(bt: Bitext, aug: AugmentedTargets | None = None) -> XsimResult:
+        more = list(aug.lines) if aug is not None else []
+        targets = list(bt.tgt) + more
+        errtypes = aug.errtypes if aug is not None else None
+        if embed is not None:
+            main = vectors(embed, bt, aug)
+        else:
+            main = dict(similarity=pairs(bt.src, bt.tgt, bt.src_lang, bt.tgt_lang, more))
+        if rerank is None:
+            return xsim(**main, k=st.k, tgt_text=targets, errtypes=errtypes, **knobs)
+        if aux_embed is not None:
+            x_aux, y_aux = vectors(aux_embed, bt, aug).values()
+            aux = dict(x_aux=x_aux, y_aux=y_aux)
+        else:
+            aux = dict(aux_similarity=aux_pairs(bt.src, bt.tgt, bt.src_lang, bt.tgt_lang, more))
+        return pxsim(**main, **aux, alpha=rerank.alpha, k=min(rerank.k, len(targets)), k_margin=st.k,
+                     tgt_text=targets, errtypes=errtypes, **knobs)
+
     for bt in bitexts:
         aug = augmented if augmented is not None and augmented.lang == bt.tgt_lang else None
-        if embed is not None:
-            x = embed(bt.src, bt.src_lang)
-            y = embed(bt.tgt, bt.tgt_lang)
-            res = xsim(x, y, tgt_text=bt.tgt, **knobs)
-        else:
-            sim = pairs(bt.src, bt.tgt, bt.src_lang, bt.tgt_lang)
-            res = xsim(similarity=sim, tgt_text=bt.tgt, **knobs)
+        res = score(bt)
         pair = PairResult(bt.src_lang, bt.tgt_lang, res)
-        report.records.append(_record("xsim", res, bt, encoder, st, bt.checksum))
+        report.records.append(_record(prefix + "xsim", res, bt, encoder, st, bt.checksum, **view))
         if aug is not None:
-            tgt_all = list(bt.tgt) + list(aug.lines)
-            if embed is not None:
-                y_all = np.concatenate([y, embed(aug.lines, bt.tgt_lang)])
-                respp = xsim(x, y_all, tgt_text=tgt_all, errtypes=aug.errtypes, **knobs)
-            else:
-                sim = pairs(bt.src, tgt_all, bt.src_lang, bt.tgt_lang)
-                respp = xsim(similarity=sim, tgt_text=tgt_all, errtypes=aug.errtypes, **knobs)
+            respp = score(bt, aug)
             pair.xsimpp = respp
             checksum = hashlib.sha256((bt.checksum + aug.checksum).encode()).hexdigest()
             # Which negatives and which protocol: an xsim++ number means nothing without them.
-            report.records.append(_record("xsim++", respp, bt, encoder, st, checksum, negatives=aug.style,
-                                          protocol=protocol_of(st.margin, aug.style)))
+            report.records.append(_record(prefix + "xsim++", respp, bt, encoder, st, checksum, negatives=aug.style,
+                                          protocol=protocol_of(st.margin, aug.style), **view))
         report.pairs.append(pair)
     report.count_encoding(embed or pairs)
+    if rerank is not None:
+        aux_count = aux_embed or aux_pairs
+        report.n_encoded += aux_count.n_encoded
+        report.n_cached += aux_count.n_requested - aux_count.n_encoded
     return report
 
 
@@ -184,7 +234,9 @@ def count_sentences(bitexts: Sequence[Bitext], augmented: AugmentedTargets | Non
     return total
 
 
-TASK = Task("xsim", "xsim / xsim++ error rate of margin-based retrieval (LASER's xsim.py)",
+TASK = Task("xsim", "xsim / xsim++ error rate of margin-based retrieval (LASER's xsim.py); P-xSIM with a rerank",
             {"xsim": MetricInfo("error %", lower_is_better=True),
-             "xsim++": MetricInfo("error %", lower_is_better=True)},
+             "xsim++": MetricInfo("error %", lower_is_better=True),
+             "p-xsim": MetricInfo("error %", lower_is_better=True),
+             "p-xsim++": MetricInfo("error %", lower_is_better=True)},
             XsimSettings, evaluate_bitexts)
