@@ -125,3 +125,43 @@ def test_finetuning_lowers_loss_and_xsim(xlmr, tmp_path):
 
     before, after = err(xlmr), err(tmp_path / "out")
     assert after < before, (before, after)
+
+
+def test_token_states_are_cached_and_scoring_knobs_reuse_them(xlmr, tmp_path, capsys):
+    """`eval --encoder onealigner` twice: the second run computes no token state; a new alpha or the
+    mean-pooling cell reuses the same states (they depend on model, layer and prompt only); the
+    cached states give the same numbers as fresh ones; a scorer's states never depend on the batch."""
+    import json
+
+    from xsimpp.cli import main
+
+    src, tgt = tmp_path / "fur.txt", tmp_path / "eng.txt"
+    src.write_text("\n".join(_lines("fur_Latn", 0, 40)) + "\n", encoding="utf-8")
+    tgt.write_text("\n".join(_lines("eng_Latn", 0, 40)) + "\n", encoding="utf-8")
+    base = ["eval", "--encoder", "onealigner", "--model", str(xlmr), "--layer", "2", "--src-file", str(src),
+            "--tgt-file", str(tgt), "--langs", "fur", "--target", "eng", "--no-progress"]
+    assert main(base) == 0
+    first = capsys.readouterr().out
+    assert "sentences encoded: 80, reused from cache: 0" in first
+    assert main(base) == 0
+    second = capsys.readouterr().out
+    assert "sentences encoded: 0, reused from cache: 80" in second
+    assert first.split("signature")[0] == second.split("signature")[0]
+    for extra in (["--encoder-opt", "alpha=0.5"], ["--encoder-opt", "scoring=mean", "--encoder-opt", "normalization=none"]):
+        assert main(base + extra) == 0
+        out = capsys.readouterr().out
+        assert "sentences encoded: 0, reused from cache: 80" in out
+        assert out.split("signature")[0] != first.split("signature")[0]  # other scores, same states
+    assert main(base + ["--json", "--encoder-opt", "scoring=mean"]) == 0
+    rec = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert rec["signature"]["encoder_revision"] and rec["metric"] == "xsim"
+    # the mean-pooling cell had no path before: it differs from BERTScore and from raw cosine
+    enc = OneAligner(model=str(xlmr), layer=2, batch_size=0, device="cpu")
+    states = enc.token_states(_lines("eng_Latn", 0, 12))
+    enc.max_tokens = 30  # other batches, same states
+    again = enc.token_states(_lines("eng_Latn", 0, 12))
+    assert all(np.array_equal(a, b) for a, b in zip(states, again))
+    enc.scoring = "mean"
+    mean_cell = enc.score_states(states, states)
+    enc.scoring = "bertscore"
+    assert not np.allclose(mean_cell, enc.score_states(states, states))
