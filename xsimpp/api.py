@@ -489,7 +489,7 @@ def bucc(encoder, pair: str = "zh-en", *, tune: str = "sample", apply: str | Non
 
 def mine(src, tgt, out_dir, *, margin: str = "ratio", k: int = 4, max_memory="4GB", keep_shards: bool = True,
          progress=None, engine=None, ray: str | None = None, shard_rows: int | None = None,
-         tile_cols: int | None = None):
+         tile_cols: int | None = None, max_shards: int | None = None):
     """Exact margin kNN both ways, sharded and resumable under ``out_dir`` (`xsimpp mine`);
     ``ray``: "auto" or a cluster address to run the shards as Ray tasks (outputs byte-identical;
     ``out_dir`` must then be on storage every node sees). Returns ``engine.mining.MiningResult``."""
@@ -497,7 +497,8 @@ def mine(src, tgt, out_dir, *, margin: str = "ratio", k: int = 4, max_memory="4G
 
     with _executor(ray) as ex:
         return run_mine(src, tgt, out_dir, margin=margin, k=k, max_memory=max_memory, keep_shards=keep_shards,
-                        progress=progress, config=engine, executor=ex, shard_rows=shard_rows, tile_cols=tile_cols)
+                        progress=progress, config=engine, executor=ex, shard_rows=shard_rows, tile_cols=tile_cols,
+                        max_shards=max_shards)
 
 
 def download(source: str, to=None, **kwargs):
