@@ -206,22 +206,16 @@ def _bitexts(dataset, langs, *, target, nway, both_directions, files: bool):
     return pairs
 
 
-def evaluate(encoder, langs=None, *, dataset: str = "flores200", split: str | None = None, target: str | None = None,
-             src_file=None, tgt_file=None, name: str | None = None, augmented=None, allow_errtypes=(),
-             both_directions: bool = False, nway: bool = False, margin: str = "ratio", k: int = 4, mode: str = "text",
-             data_dir=None, cache=True, save=False, progress: bool = False, engine=None, ray: str | None = None,
-             options: dict | None = None, revision: str | None = None, encoder_name: str | None = None,
-             encode_kwargs: dict | None = None) -> Results:
-    """xsim (and xsim++ with ``augmented="auto"`` or a folder) of an encoder, as `xsimpp eval`.
+def xsim_data(langs=None, *, dataset: str = "flores200", split: str | None = None, target: str | None = None,
+              src_file=None, tgt_file=None, name: str | None = None, augmented=None, allow_errtypes=(),
+              both_directions: bool = False, nway: bool = False, data_dir=None, limit: int | None = None):
+    """The bitexts and augmented targets (or None) an xsim run scores, read and checked before any
+    model is loaded; ``limit`` keeps the first N lines of each side (and the augmented lines made
+    from those targets), recorded in the split name (``dev[:40]``) so it never passes for the whole."""
+    import dataclasses
 
-    ``langs``: source languages ("kea,fur" or a list; any code `xsimpp eval --langs` takes);
-    ``dataset``: flores200 / tatoeba / demo, or ``src_file`` + ``tgt_file`` (line-aligned files,
-    ``langs``/``target`` then name their sides); ``engine``: an ``EngineConfig`` (speed only);
-    ``ray``: "auto" or a cluster address to encode on Ray (registered encoder names only);
-    ``revision`` / ``encoder_name`` / ``encode_kwargs``: for encoder objects (module
-    ``xsimpp.encoders.pyobject``)."""
     from .datasets import ParallelFiles, get_dataset
-    from .tasks.xsim import XsimSettings, count_sentences, encoding_sides, evaluate_bitexts, find_augmented
+    from .tasks.xsim import find_augmented
 
     langs_list = _langs(langs)
     files = bool(src_file or tgt_file)
@@ -231,19 +225,51 @@ def evaluate(encoder, langs=None, *, dataset: str = "flores200", split: str | No
         # With files, langs / target only name the two sides (for results and for finding
         # <target>_augmented.<split> with augmented).
         src_lang = langs if isinstance(langs, str) else ",".join(langs_list)
-        ds = ParallelFiles(src_file, tgt_file, src_lang=src_lang or "src",
-                           tgt_lang=target or "tgt", split=split or "custom", name=name)
+        ds = ParallelFiles(src_file, tgt_file, src_lang=src_lang or "src", tgt_lang=target or "tgt",
+                           split=split or "custom", name=name)
     else:
         if name:
             raise BadInputError("--name names a corpus given by --src-file/--tgt-file; a --dataset has its own name")
         ds = get_dataset(dataset, split, data_dir)
-    settings = XsimSettings(margin=margin, k=k, mode=mode)  # every knob checked before any work
     bitexts = _bitexts(ds, langs_list, target=target, nway=nway, both_directions=both_directions, files=files)
-    tgt_lang = bitexts[0].tgt_lang
-    aug = find_augmented(augmented, ds, tgt_lang, allow_errtypes) if augmented else None
+    aug = find_augmented(augmented, ds, bitexts[0].tgt_lang, allow_errtypes) if augmented else None
+    if limit is not None:
+        if limit < 1:
+            raise BadInputError(f"limit must be a positive number of lines, got {limit}")
+        bitexts = [dataclasses.replace(bt, split=f"{bt.split}[:{limit}]", src=bt.src[:limit], tgt=bt.tgt[:limit])
+                   if len(bt) > limit else bt for bt in bitexts]
+        if aug is not None:
+            kept = {t.strip() for bt in bitexts if bt.tgt_lang == aug.lang for t in bt.tgt}
+            lines = [ln for ln in aug.lines if aug.errtypes[ln.strip()]["src"].strip() in kept]
+            aug = dataclasses.replace(aug, split=bitexts[0].split, lines=lines,
+                                      errtypes={ln.strip(): aug.errtypes[ln.strip()] for ln in lines})
     for bt in bitexts:
         if aug is not None and bt.tgt_lang == aug.lang:
             aug.check_sources(bt.tgt, f"the {bt.tgt_lang} target text")
+    return bitexts, aug
+
+
+def evaluate(encoder, langs=None, *, dataset: str = "flores200", split: str | None = None, target: str | None = None,
+             src_file=None, tgt_file=None, name: str | None = None, augmented=None, allow_errtypes=(),
+             both_directions: bool = False, nway: bool = False, margin: str = "ratio", k: int = 4, mode: str = "text",
+             data_dir=None, cache=True, save=False, progress: bool = False, engine=None, ray: str | None = None,
+             options: dict | None = None, revision: str | None = None, encoder_name: str | None = None,
+             encode_kwargs: dict | None = None, limit: int | None = None) -> Results:
+    """xsim (and xsim++ with ``augmented="auto"`` or a folder) of an encoder, as `xsimpp eval`.
+
+    ``langs``: source languages ("kea,fur" or a list; any code `xsimpp eval --langs` takes);
+    ``dataset``: flores200 / tatoeba / demo, or ``src_file`` + ``tgt_file`` (line-aligned files,
+    ``langs``/``target`` then name their sides); ``engine``: an ``EngineConfig`` (speed only);
+    ``ray``: "auto" or a cluster address to encode on Ray (registered encoder names only);
+    ``revision`` / ``encoder_name`` / ``encode_kwargs``: for encoder objects (module
+    ``xsimpp.encoders.pyobject``); ``limit``: the first N lines of each pair only (a quick look; the
+    split is recorded as ``dev[:N]``)."""
+    from .tasks.xsim import XsimSettings, count_sentences, encoding_sides, evaluate_bitexts
+
+    settings = XsimSettings(margin=margin, k=k, mode=mode)  # every knob checked before any work
+    bitexts, aug = xsim_data(langs, dataset=dataset, split=split, target=target, src_file=src_file, tgt_file=tgt_file,
+                             name=name, augmented=augmented, allow_errtypes=allow_errtypes,
+                             both_directions=both_directions, nway=nway, data_dir=data_dir, limit=limit)
     enc = make_encoder(encoder, options, name=encoder_name, revision=revision, encode_kwargs=encode_kwargs)
     store = open_cache(enc, cache)
     try:
