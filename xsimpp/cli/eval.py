@@ -14,7 +14,7 @@ def register(sub) -> None:
     p = sub.add_parser("eval", help="xsim / xsim++ error rates of an encoder",
                        description="Encode (with cache) and score xsim, and xsim++ with --augmented.")
     add_encoder_options(p)
-    p.add_argument("--dataset", default="flores200", help="flores200 (default), tatoeba, demo")
+    p.add_argument("--dataset", default="flores200", help="flores200 (default), flores_plus, tatoeba, demo")
     p.add_argument("--split", help="dataset split (flores200: dev or devtest; default devtest)")
     p.add_argument("--langs", help="comma-separated source languages (kea,fur or kea_Latn,...)")
     p.add_argument("--target", help="target language (default: English of the dataset)")
