@@ -170,6 +170,9 @@ def _run_encoding(encoder, factory, sides, cache, embed_run, *, ray, progress, t
     from .tasks.base import prefill_cache
 
     with progress_bar(total, f"encoding ({encoder.id})", enabled=progress) as update:
+        if ray and encoder.kind != "vector":
+            log.warning("--ray distributes vector encoders; %s scores sentence pairs, so it runs in this process",
+                        encoder.id)
         if not ray or encoder.kind != "vector":
             return embed_run(cache, update)
         if factory is None:
