@@ -1,6 +1,7 @@
 """Dataset loading: layouts, strict reading, clear errors."""
 
 import json
+import re
 
 import pytest
 
@@ -124,7 +125,7 @@ def test_every_registered_dataset_declares_its_layout():
         assert issubclass(cls, Dataset) and cls.name == name
         assert cls.title and cls.description and cls.splits and cls.default_target and cls.download_hint
         assert cls().split == cls.splits[-1] == get_dataset(name).split
-        with pytest.raises(MissingResourceError, match=f"^{cls.title} has .*, not 'nope'$"):
+        with pytest.raises(MissingResourceError, match=f"^{re.escape(cls.title)} has .*, not 'nope'$"):
             cls("nope")
 
 

@@ -14,7 +14,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "xsimpp"
 BASE = {"errors", "paths", "textio", "(root)"}
 # package -> the xsimpp packages it may import (besides itself)
 ALLOWED = {
-    "errors": set(), "paths": {"errors"}, "textio": {"errors"}, "(root)": set(),
+    "errors": set(), "paths": {"errors"}, "textio": {"errors"},
+    "(root)": {"api"},  # xsimpp.evaluate & co.: a lazy re-export (module __getattr__), loaded on first use
     "engine": {"errors", "textio"},
     "scoring": {"errors", "engine"},
     "datasets": BASE,
@@ -25,6 +26,13 @@ ALLOWED = {
     "training": BASE | {"encoders"},
     "tasks": BASE | {"engine", "scoring", "datasets", "encoders", "cache", "results"},
     "report": BASE | {"engine", "scoring", "results", "tasks"},
+    # Runs units of work (encoding chunks, mining shards) elsewhere; the engine and tasks take its
+    # executors without importing it.
+    "distributed": BASE,
+    # The Python API: what the CLI does, minus printing (the CLI is a shell over it).
+    "api": BASE | {"engine", "scoring", "datasets", "encoders", "cache", "results", "tasks", "distributed"},
+    # Third-party frameworks calling xsimpp (the sentence-transformers evaluator).
+    "integrations": BASE | {"api", "datasets", "encoders", "results", "tasks"},
     "cli": None,  # the top: anything
     "__main__": None,
 }

@@ -2,8 +2,21 @@
 
 Proxies (xsim, xsim++, Tatoeba accuracy, BUCC F1), the xsim++ hard-negative generators, and
 the pairwise ranking accuracy of those proxies against downstream BLEU.
+
+The Python API (``xsimpp.evaluate``, ``score``, ``tatoeba``, ``bucc``, ``mine``, ``download``;
+see ``xsimpp.api``) is loaded on first use, so ``import xsimpp`` stays light.
 """
 
 __version__ = "0.2.0"
 
-__all__ = ["__version__"]
+_API = ("Results", "bucc", "download", "evaluate", "mine", "score", "tatoeba")
+
+__all__ = ["__version__", *_API]
+
+
+def __getattr__(name: str):
+    if name in _API:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'xsimpp' has no attribute {name!r}")

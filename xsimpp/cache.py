@@ -42,6 +42,10 @@ CREATE TABLE IF NOT EXISTS vectors (
 """
 _AGNOSTIC = ""  # the lang of rows shared by every language
 _CHUNK = 500  # SQLite host-parameter limit is 999 on old builds
+# Sentences per encoder call and per committed batch: large enough that batches of one token length
+# (the torch encoders' no-padding batches) are not tiny, small enough that an interrupted run loses
+# little. Distributed runs cut the same chunks, so their vectors equal a sequential run's.
+CHUNK_SIZE = 1024
 
 
 def sentence_key(sentence: str) -> str:
@@ -323,13 +327,62 @@ def check_vectors(vectors: np.ndarray, sentences: Sequence[str], encoder_id: str
         )
 
 
+def pending_chunks(keys: Sequence[str], sentences: Sequence[str], have, chunk_size: int = CHUNK_SIZE,
+                   planned: set[str] | None = None) -> list[list[tuple[str, str]]]:
+    """The (key, sentence) chunks ``encode_cached`` hands to the encoder, in order: every distinct
+    sentence whose key is neither in ``have`` nor in ``planned`` (keys already given to an earlier
+    chunk; updated here), longest first across the whole set so each chunk batches similar
+    lengths. A distributed run that encodes exactly these chunks gets the very vectors of a
+    sequential one."""
+    planned = set() if planned is None else planned
+    todo: dict[str, str] = {}
+    for k, s in zip(keys, sentences):
+        if k not in have and k not in planned and k not in todo:
+            todo[k] = s
+    planned.update(todo)
+    items = sorted(todo.items(), key=lambda kv: -len(kv[1]))
+    return [items[start : start + chunk_size] for start in range(0, len(items), chunk_size)]
+
+
+def checked_chunk(encoder, chunk: Sequence[tuple[str, str]], vecs) -> list[tuple[str, np.ndarray]]:
+    """An encoder's vectors for one chunk, checked (count, NaN/inf, all-zero), as (key, vector) pairs."""
+    texts = [s for _, s in chunk]
+    vecs = np.asarray(vecs, dtype=np.float32)
+    if vecs.ndim != 2 or vecs.shape[0] != len(texts):
+        raise BadInputError(f"encoder {encoder.id} returned {vecs.shape[0] if vecs.ndim else 0} vectors for "
+                            f"{len(texts)} sentences")
+    check_vectors(vecs, texts, encoder.id)
+    return list(zip((k for k, _ in chunk), vecs))
+
+
+class MemoryCache:
+    """An in-process stand-in for ``EmbeddingCache`` (same ``get_many``/``put_many``): vectors a
+    run computed elsewhere (e.g. on a cluster) when no on-disk cache is used."""
+
+    def __init__(self):
+        self._rows: dict[tuple[str, str], np.ndarray] = {}
+
+    def get_many(self, keys: Sequence[str], lang: str) -> dict[str, np.ndarray]:
+        return {k: self._rows[(lang, k)] for k in dict.fromkeys(keys) if (lang, k) in self._rows}
+
+    def put_many(self, items: Iterable[tuple[str, np.ndarray]], lang: str) -> None:
+        for key, vec in items:
+            self._rows[(lang, key)] = np.asarray(vec, dtype=np.float32)
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def close(self) -> None:
+        pass
+
+
 def encode_cached(
     encoder,
     sentences: Sequence[str],
     *,
-    cache: EmbeddingCache | None,
+    cache: EmbeddingCache | MemoryCache | None,
     lang: str | None = None,
-    chunk_size: int = 1024,
+    chunk_size: int = CHUNK_SIZE,
     progress: Callable[[int], None] | None = None,
 ) -> tuple[np.ndarray, int]:
     """Vectors for ``sentences`` (in order), encoding only what the cache lacks.
@@ -343,26 +396,15 @@ def encode_cached(
     key_lang = cache_lang(encoder, lang)
     keys = [sentence_key(s) for s in sentences]
     have = cache.get_many(keys, key_lang) if cache is not None else {}
-    todo: dict[str, str] = {}
-    for k, s in zip(keys, sentences):
-        if k not in have and k not in todo:
-            todo[k] = s
     if progress and len(have):
         progress(sum(1 for k in keys if k in have))
-    todo_items = list(todo.items())
-    # Encode longest-first across the whole set so each chunk batches similar lengths.
-    todo_items.sort(key=lambda kv: -len(kv[1]))
-    for start in range(0, len(todo_items), chunk_size):
-        chunk = todo_items[start : start + chunk_size]
-        texts = [s for _, s in chunk]
-        vecs = np.asarray(encoder.encode(texts, lang=lang, progress=progress), dtype=np.float32)
-        if vecs.shape[0] != len(texts):
-            raise BadInputError(f"encoder {encoder.id} returned {vecs.shape[0]} vectors for {len(texts)} sentences")
-        check_vectors(vecs, texts, encoder.id)
-        new = list(zip((k for k, _ in chunk), vecs))
+    n_new = 0
+    for chunk in pending_chunks(keys, sentences, have, chunk_size):
+        new = checked_chunk(encoder, chunk, encoder.encode([s for _, s in chunk], lang=lang, progress=progress))
         if cache is not None:
             cache.put_many(new, key_lang)
         have.update(new)
+        n_new += len(chunk)
         if progress:
             # The encoder reported unique texts; add the duplicate lines they stand for.
             done = {k for k, _ in chunk}
@@ -372,7 +414,7 @@ def encode_cached(
     dims = {have[k].shape[0] for k in set(keys)}
     if len(dims) != 1:
         raise BadInputError(f"embedding cache for {encoder.id} holds vectors of different sizes {sorted(dims)}")
-    return np.stack([have[k] for k in keys]), len(todo_items)
+    return np.stack([have[k] for k in keys]), n_new
 
 
 def states_cached(
@@ -381,7 +423,7 @@ def states_cached(
     *,
     cache: EmbeddingCache | None,
     lang: str | None = None,
-    chunk_size: int = 1024,
+    chunk_size: int = CHUNK_SIZE,
     progress: Callable[[int], None] | None = None,
 ) -> tuple[list[np.ndarray], int]:
     """Token states (one (n_tokens, d) float32 array per sentence, in order) of a pair scorer that

@@ -22,7 +22,7 @@ from .. import __version__  # noqa: E402
 from ..errors import XsimppError  # noqa: E402
 
 SUBCOMMANDS = ("eval", "score", "tatoeba", "bucc", "augment", "mine", "rank", "leaderboard", "plot", "train", "encoders",
-               "datasets")
+               "datasets", "download")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from tabulate import tabulate
 
 from ..engine import MARGINS
-from .common import (add_data_dir_option, add_encoder_options, add_engine_options, add_run_options, encoder_options,
-                     engine_config, check_outputs, open_cache, print_report, progress_bar, save_and_sign, save_report)
+from .common import (add_data_dir_option, add_encoder_options, add_engine_options, add_run_options, cache_arg,
+                     check_outputs, encoder_options, engine_config, print_report, save_and_sign, save_arg)
 
 
 def register(sub) -> None:
@@ -41,57 +41,18 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _prepare(split, args):
-    from ..errors import BadInputError
-
-    if args.head is not None:
-        if args.head < 1:
-            raise BadInputError(f"--head must be a positive number of lines, got {args.head}")
-        split = split.head(args.head)
-    if args.sample:
-        try:
-            n_src, n_tgt = (int(v) for v in args.sample.lower().split("x"))
-        except ValueError:
-            raise BadInputError(f"--sample takes NSRCxNTGT, e.g. 1000x1500, not '{args.sample}'") from None
-        split = split.sample(n_src, n_tgt, args.seed)
-    return split
-
-
 def run(args) -> int:
-    from ..datasets.bucc import Bucc2018
-    from ..encoders import create_encoder
-    from ..tasks.bucc import BUCC_DUMP_FIELDS, BuccSettings, bucc_rows, evaluate_bucc
+    from ..api import bucc
+    from ..tasks.bucc import BUCC_DUMP_FIELDS, bucc_rows
     from ..textio import write_rows
 
     check_outputs(args, files={"dump": "--dump"})  # every output path before any work
-
-    digits = args.digit_filter or args.keung
-    edit = args.edit_filter if args.edit_filter is not None else (0.5 if args.keung else None)
-    # every knob checked before any data is read or model loaded
-    settings = BuccSettings(margin=args.margin, k=args.k, one_to_one=args.one_to_one, digits=digits,
-                            max_edit_similarity=edit, keep_fraction=args.keep_fraction, cv=args.cv, seed=args.seed)
-    ds = Bucc2018(args.data_dir)
-    splits = ds.splits(args.pair)
-    apply_name = args.apply or ("test" if "test" in splits else args.tune)
-    apply = _prepare(ds.load(args.pair, apply_name), args)
-    tune = None
-    if args.keep_fraction is None:
-        tune = apply if args.tune == apply_name else _prepare(ds.load(args.pair, args.tune), args)
-
-    encoder = create_encoder(args.encoder, **encoder_options(args))
-    cache = open_cache(encoder, args)
-    total = len(set(apply.src)) + len(set(apply.tgt))
-    if tune is not None and tune is not apply:
-        total += len(set(tune.src)) + len(set(tune.tgt))
-    try:
-        with progress_bar(total, f"encoding ({encoder.id})", enabled=not args.no_progress) as update:
-            report = evaluate_bucc(encoder, apply, tune, settings, cache=cache, progress=update,
-                                   config=engine_config(args))
-    finally:
-        if cache is not None:
-            cache.close()
-
-    save_report(args, report)
+    res = bucc(args.encoder, args.pair, tune=args.tune, apply=args.apply, margin=args.margin, k=args.k,
+               one_to_one=args.one_to_one, keep_fraction=args.keep_fraction, digit_filter=args.digit_filter,
+               edit_filter=args.edit_filter, keung=args.keung, cv=args.cv, seed=args.seed, sample=args.sample,
+               head=args.head, data_dir=args.data_dir, cache=cache_arg(args), save=save_arg(args),
+               progress=not args.no_progress, engine=engine_config(args), options=encoder_options(args))
+    report = res.report
     print_report(args, report.records, render(report))
     if args.dump:
         rows = bucc_rows(report)

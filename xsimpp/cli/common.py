@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import contextlib
-import sys
-from typing import Iterator
 
 from tabulate import tabulate
 
@@ -44,19 +41,6 @@ def engine_config(args):
 
 def add_data_dir_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data-dir", help="data root (default: $XSIMPP_DATA_DIR, then the user data dir)")
-
-
-@contextlib.contextmanager
-def progress_bar(total: int, desc: str, enabled: bool = True) -> Iterator:
-    """A tqdm bar on stderr (hidden when not a terminal unless forced), yielding an update callable."""
-    from tqdm import tqdm
-
-    bar = tqdm(total=total, desc=desc, unit="sent", disable=not enabled, file=sys.stderr, dynamic_ncols=True,
-               mininterval=0.5)
-    try:
-        yield bar.update
-    finally:
-        bar.close()
 
 
 def fmt_pct(value: float) -> str:
@@ -166,18 +150,21 @@ def check_outputs(args, files: dict[str, str] | None = None, dirs: dict[str, str
         check_output_dir(args.cache_dir or cache_dir(), "--cache-dir")
 
 
-def open_cache(encoder, args):
-    """The embedding cache: vectors of a vector encoder, token states of a pair scorer that keeps
-    them (keyed by what changes the states, not by scoring knobs); None otherwise or with --no-cache."""
-    from ..cache import EmbeddingCache
+def cache_arg(args):
+    """The API's ``cache`` argument from --no-cache / --cache-dir."""
+    return None if args.no_cache else (args.cache_dir or True)
 
-    if args.no_cache:
-        return None
-    if encoder.kind == "vector":
-        return EmbeddingCache(encoder.id, encoder.fingerprint, args.cache_dir)
-    if getattr(encoder, "states_fingerprint", None):
-        return EmbeddingCache(encoder.id + "-states", encoder.states_fingerprint, args.cache_dir)
-    return None
+
+def save_arg(args):
+    """The API's ``save`` argument from --no-save / --results-dir (the CLI stores by default)."""
+    return False if args.no_save else (args.results_dir or True)
+
+
+def add_ray_option(p: argparse.ArgumentParser, what: str) -> None:
+    p.add_argument("--ray", metavar="auto|ADDRESS",
+                   help=f"{what}; results are identical to a run without it. 'auto': the cluster of $RAY_ADDRESS "
+                        "or `ray start` on this machine, else a local one (needs the ray extra: "
+                        "pip install 'xsimpp[ray]')")
 
 
 def print_report(args, records, rendered: str) -> None:
@@ -191,17 +178,8 @@ def print_report(args, records, rendered: str) -> None:
         print(rendered)
 
 
-def save_report(args, report) -> None:
-    """Store the run's records (unless --no-save), all or nothing, before anything is printed:
-    a failed save then shows as the only output, never after a table that looks like success."""
-    from ..results import ResultStore
-
-    if not args.no_save:
-        ResultStore(args.results_dir).put_many(report.records)
-
-
 def save_and_sign(args, report) -> None:
-    """Print the signature and cache footer (the records were stored by ``save_report``)."""
+    """Print the signature and cache footer (the records were stored by the API call, before any printing)."""
     from ..results import ResultStore
 
     store = ResultStore(args.results_dir)

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+import argparse
 
 from tabulate import tabulate
 
-from .common import (add_data_dir_option, add_encoder_options, add_engine_options, add_run_options,
-                     add_scoring_options, check_outputs, encoder_options, engine_config, errtype_table, open_cache,
-                     print_report, progress_bar, save_and_sign, save_report, xsim_table)
+from .common import (add_data_dir_option, add_encoder_options, add_engine_options, add_ray_option, add_run_options,
+                     add_scoring_options, cache_arg, check_outputs, encoder_options, engine_config, errtype_table,
+                     print_report, save_and_sign, save_arg, xsim_table)
 
 
 def register(sub) -> None:
     p = sub.add_parser("eval", help="xsim / xsim++ error rates of an encoder",
                        description="Encode (with cache) and score xsim, and xsim++ with --augmented.")
     add_encoder_options(p)
-    p.add_argument("--dataset", default="flores200", help="flores200 (default), tatoeba, demo")
+    p.add_argument("--dataset", default="flores200", help="flores200 (default), flores_plus, tatoeba, demo")
     p.add_argument("--split", help="dataset split (flores200: dev or devtest; default devtest)")
     p.add_argument("--langs", help="comma-separated source languages (kea,fur or kea_Latn,...)")
     p.add_argument("--target", help="target language (default: English of the dataset)")
@@ -44,84 +45,29 @@ def register(sub) -> None:
     add_engine_options(p)
     add_data_dir_option(p)
     add_run_options(p)
+    add_ray_option(p, "encode on a Ray cluster: one task per encoder x language x chunk of 256 sentences, gathered "
+                      "into the same cache and results")
     p.set_defaults(func=run)
 
 
-def _bitexts(args, dataset):
-    from ..errors import BadInputError
-
-    if args.src_file or args.tgt_file:
-        if not (args.src_file and args.tgt_file):
-            raise BadInputError("--src-file and --tgt-file go together")
-        return [dataset.bitext()]
-    if not args.langs:
-        raise BadInputError("give --langs (e.g. --langs kea,fur) or --src-file/--tgt-file")
-    target = dataset.resolve(args.target or dataset.default_target)
-    langs = list(dict.fromkeys(dataset.resolve(c) for c in args.langs.split(",") if c.strip()))
-    if args.nway:
-        if len(langs) < 2:
-            raise BadInputError(f"--nway needs at least two languages in --langs, got {', '.join(langs)}")
-        return [dataset.bitext(s, t) for s in langs for t in langs if s != t]
-    pairs = [dataset.bitext(lang, target) for lang in langs if lang != target]
-    if args.both_directions:
-        pairs += [dataset.bitext(target, lang) for lang in langs if lang != target]
-    if not pairs:
-        raise BadInputError(f"no language pair to score: every --langs entry is the target {target}")
-    return pairs
-
-
 def run(args) -> int:
-    from ..datasets import ParallelFiles, get_dataset
-    from ..encoders import create_encoder
-    import argparse
-
-    from ..tasks.xsim import Rerank, XsimSettings, count_sentences, evaluate_bitexts, find_augmented
+    from ..api import evaluate
 
     check_outputs(args)  # every output path before any work
     style = _protocol(args)
-
-    if args.src_file or args.tgt_file:
-        # With files, --langs / --target only name the two sides (for results and for finding
-        # <target>_augmented.<split> with --augmented).
-        dataset = ParallelFiles(args.src_file or "", args.tgt_file or "", src_lang=args.langs or "src",
-                                tgt_lang=args.target or "tgt", split=args.split or "custom", name=args.name)
-    else:
-        if args.name:
-            from ..errors import BadInputError
-
-            raise BadInputError("--name names a corpus given by --src-file/--tgt-file; a --dataset has its own name")
-        dataset = get_dataset(args.dataset, args.split, args.data_dir)
-    settings = XsimSettings(margin=args.margin, k=args.k, mode=args.mode)  # every knob checked before any work
-    bitexts = _bitexts(args, dataset)  # read and validate all data before loading a model
-    tgt_lang = bitexts[0].tgt_lang
-    augmented = (find_augmented(args.augmented, dataset, tgt_lang, args.allow_errtype, style)
-                 if args.augmented else None)
-    for bt in bitexts:
-        if augmented is not None and bt.tgt_lang == augmented.lang:
-            augmented.check_sources(bt.tgt, f"the {bt.tgt_lang} target text")
-    encoder = create_encoder(args.encoder, **encoder_options(args))
-    cache = open_cache(encoder, args)
-    rerank = None
-    if args.rerank:
-        aux = create_encoder(args.rerank, **encoder_options(argparse.Namespace(encoder_opt=args.rerank_opt)))
-        rerank = Rerank(aux, alpha=args.alpha, k=args.rerank_k or 16, cache=open_cache(aux, args))
-    elif args.rerank_opt:
-        from ..errors import BadInputError
-
-        raise BadInputError("--rerank-opt sets an option of the --rerank encoder; give --rerank too")
-    total = count_sentences(bitexts, augmented) * (2 if rerank else 1)
-    with progress_bar(total, f"encoding ({encoder.id})", enabled=not args.no_progress) as update:
-        report = evaluate_bitexts(encoder, bitexts, settings, augmented=augmented, cache=cache, progress=update,
-                                  config=engine_config(args), rerank=rerank)
-    for c in (cache, rerank.cache if rerank else None):
-        if c is not None:
-            c.close()
-
-    save_report(args, report)
+    res = evaluate(args.encoder, args.langs, dataset=args.dataset, split=args.split, target=args.target,
+                   src_file=args.src_file, tgt_file=args.tgt_file, name=args.name, augmented=args.augmented,
+                   allow_errtypes=args.allow_errtype, both_directions=args.both_directions, nway=args.nway,
+                   margin=args.margin, k=args.k, mode=args.mode, data_dir=args.data_dir, cache=cache_arg(args),
+                   save=save_arg(args), progress=not args.no_progress, engine=engine_config(args),
+                   ray=getattr(args, "ray", None), options=encoder_options(args), style=style,
+                   rerank=args.rerank, rerank_options=encoder_options(argparse.Namespace(encoder_opt=args.rerank_opt)),
+                   alpha=args.alpha, rerank_k=args.rerank_k or 16)
+    report = res.report
     if args.nway:
         print_report(args, report.records, render_nway(report))
     else:
-        print_report(args, report.records, render_report(report, augmented is not None))
+        print_report(args, report.records, render_report(report, any(p.xsimpp is not None for p in report.pairs)))
     save_and_sign(args, report)
     return 0
 

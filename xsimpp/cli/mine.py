@@ -7,7 +7,7 @@ import sys
 
 def register(sub) -> None:
     from ..engine import MARGINS
-    from .common import add_engine_options
+    from .common import add_engine_options, add_ray_option
 
     p = sub.add_parser("mine", help="margin kNN both ways over large .npy embedding sets (sharded, resumable)",
                        description="Exact margin kNN of --src-emb over --tgt-emb and back, in shards under --out. "
@@ -21,11 +21,13 @@ def register(sub) -> None:
     p.add_argument("--delete-shards", action="store_true", help="remove shard files once the result is written")
     p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
     add_engine_options(p, blocks=False)
+    add_ray_option(p, "run the shards as Ray tasks (same manifest, markers and resume rules; --out must be on "
+                      "storage every node sees)")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from ..engine.mining import mine
+    from ..api import mine
     from .common import check_outputs, engine_config
 
     check_outputs(args, dirs={"out": "--out"})
@@ -34,7 +36,8 @@ def run(args) -> int:
             print(f"\rshards {done}/{total}", end="\n" if done == total else "", file=sys.stderr, flush=True)
 
     res = mine(args.src_emb, args.tgt_emb, args.out, margin=args.margin, k=args.k, max_memory=args.max_memory,
-               keep_shards=not args.delete_shards, progress=progress, config=engine_config(args))
+               keep_shards=not args.delete_shards, progress=progress, engine=engine_config(args),
+               ray=getattr(args, "ray", None))
     p = res.plan
     print(f"{p.n_src} x {p.n_tgt} (d={p.dim}, k={p.k}, {args.margin}): {p.n_shards} shard(s) of {p.shard_rows} rows, "
           f"{res.shards_computed} computed, {res.shards_reused} reused; engine memory <= {p.est_peak_bytes / 2**20:.0f} MiB")

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import dataclasses
-
 from tabulate import tabulate
 
 from ..engine import MARGINS
-from .common import (add_data_dir_option, add_encoder_options, add_engine_options, add_run_options, encoder_options,
-                     engine_config, check_outputs, open_cache, print_report, progress_bar, save_and_sign, save_report)
+from .common import (add_data_dir_option, add_encoder_options, add_engine_options, add_run_options, cache_arg,
+                     check_outputs, encoder_options, engine_config, print_report, save_and_sign, save_arg)
 
 
 def register(sub) -> None:
@@ -34,59 +32,16 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _dataset(args):
-    from ..datasets.tatoeba import TatoebaV1
-    from ..datasets.tatoeba_challenge import TatoebaChallenge
-
-    return (TatoebaV1 if args.source == "v1" else TatoebaChallenge)("test", data_dir=args.data_dir)
-
-
-def load_bitexts(args) -> list:
-    from ..errors import BadInputError
-    from ..tasks.tatoeba import tatoeba_set
-
-    ds = _dataset(args)
-    if args.set:
-        langs = tatoeba_set(args.set, args.source, ds.languages())
-    else:
-        langs = list(dict.fromkeys(ds.resolve(c) for c in args.langs.split(",") if c.strip()))
-    langs = [c for c in langs if c != "eng"]
-    if not langs:
-        raise BadInputError("no language to evaluate (English is the pivot of every Tatoeba pair)")
-    if args.limit is not None and args.limit < 1:
-        raise BadInputError(f"--limit must be a positive number of lines, got {args.limit}")
-    out = []
-    for lang in langs:
-        bt = ds.bitext(lang, "eng")
-        if args.limit and len(bt) > args.limit:
-            # A different split name keeps a partial run from overwriting the full one in the store.
-            bt = dataclasses.replace(bt, split=f"{bt.split}[:{args.limit}]", src=bt.src[: args.limit],
-                                     tgt=bt.tgt[: args.limit])
-        out.append(bt)
-    return out
-
-
 def run(args) -> int:
-    from ..encoders import create_encoder
-    from ..tasks.tatoeba import DUMP_FIELDS, TatoebaSettings, evaluate_tatoeba, tatoeba_error_rows
+    from ..api import tatoeba
+    from ..tasks.tatoeba import DUMP_FIELDS, tatoeba_error_rows
     from ..textio import write_rows
 
     check_outputs(args, files={"dump": "--dump"})  # every output path before any work
-
-    settings = TatoebaSettings(margin=args.margin, k=args.k)  # every knob checked before any work
-    bitexts = load_bitexts(args)  # read and validate every file before loading a model
-    encoder = create_encoder(args.encoder, **encoder_options(args))
-    cache = open_cache(encoder, args)
-    total = sum(2 * len(bt) for bt in bitexts)
-    try:
-        with progress_bar(total, f"encoding ({encoder.id})", enabled=not args.no_progress) as update:
-            report = evaluate_tatoeba(encoder, bitexts, settings, cache=cache, progress=update,
-                                      config=engine_config(args))
-    finally:
-        if cache is not None:
-            cache.close()
-
-    save_report(args, report)
+    res = tatoeba(args.encoder, args.langs, set=args.set, source=args.source, margin=args.margin, k=args.k,
+                  limit=args.limit, data_dir=args.data_dir, cache=cache_arg(args), save=save_arg(args),
+                  progress=not args.no_progress, engine=engine_config(args), options=encoder_options(args))
+    report = res.report
     print_report(args, report.records, render(report))
     if args.dump:
         rows = tatoeba_error_rows(report)

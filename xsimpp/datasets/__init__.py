@@ -9,6 +9,7 @@ from .base import (KNOWN_ERRTYPES, AugmentedTargets, Bitext, Dataset, check_errt
                    text_checksum)
 from .demo import Demo
 from .flores import Flores200, flores_file
+from .flores_plus import FloresPlus
 from .languages import FLORES200_CODES, resolve_language, resolve_languages
 from .tatoeba import ParallelFiles, TatoebaV1
 from .tatoeba_challenge import TatoebaChallenge
@@ -16,6 +17,7 @@ from .tatoeba_challenge import TatoebaChallenge
 # name -> class, in the order `xsimpp datasets` lists them (with each class's description).
 DATASETS: dict[str, type[Dataset]] = {cls.name: cls for cls in (
     Flores200,
+    FloresPlus,
     TatoebaV1,
     TatoebaChallenge,
     Demo,
@@ -29,7 +31,8 @@ def get_dataset(name: str, split: str | None = None, data_dir=None) -> Dataset:
 
 
 __all__ = [
-    "AugmentedTargets", "Bitext", "DATASETS", "Dataset", "Demo", "FLORES200_CODES", "Flores200", "ParallelFiles",
+    "AugmentedTargets", "Bitext", "DATASETS", "Dataset", "Demo", "FLORES200_CODES", "Flores200", "FloresPlus",
+    "ParallelFiles",
     "TatoebaChallenge", "TatoebaV1", "flores_file", "get_dataset", "load_augmented", "resolve_language", "resolve_languages",
     "text_checksum",
 ]

@@ -26,6 +26,7 @@ Ray/Dask task writing its own files (docs/scaling.md).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import logging
@@ -264,6 +265,21 @@ def compute_shard(src: RowSource, tgt: RowSource, plan: MiningPlan, i: int,
             "bwd_sim": bwd_sim, "bwd_idx": bwd_idx}
 
 
+def run_shard(src: RowSource, tgt: RowSource, plan: MiningPlan, out: Path, config: EngineConfig | None,
+              i: int) -> int:
+    """Compute shard i and write it: its four arrays atomically, then its ``done`` marker with their
+    sha256. A pure function of its arguments (picklable), so a shard can run in another process
+    or on another node that sees ``out``."""
+    paths = _shard_paths(out, i)
+    paths["done"].unlink(missing_ok=True)
+    arrays = compute_shard(src, tgt, plan, i, config)
+    for key, arr in arrays.items():
+        atomic_save_npy(paths[key], arr)
+    atomic_write_json(paths["done"], {"shard": i, "rows": _shard_rows(plan, i),
+                                      "sha256": {key: file_sha256(paths[key]) for key in arrays}})
+    return i
+
+
 def mine(
     src: np.ndarray | str | os.PathLike,
     tgt: np.ndarray | str | os.PathLike,
@@ -278,13 +294,18 @@ def mine(
     keep_shards: bool = True,
     progress: Callable[[int, int], None] | None = None,
     config: EngineConfig | None = None,
+    executor=None,
 ) -> MiningResult | None:
     """Exact margin kNN of src over tgt and tgt over src, sharded on disk under ``out_dir``.
 
     Rerunning with the same inputs and k resumes: complete shards are reused (their layout comes
     from the first run's manifest, whatever ``max_memory`` says now). ``max_shards`` computes at
     most that many new shards and returns None when work is left (benchmarks, time-boxed jobs).
-    ``config`` (threads, candidate GEMM) changes only the speed. Result files: ``fwd_idx.npy``, ``fwd_score.npy``,
+    ``config`` (threads, candidate GEMM) changes only the speed. ``executor`` (anything with
+    ``map(fn, items)`` in order, e.g. ``xsimpp.distributed.ray_backend.RayExecutor`` or a
+    ``ProcessPoolExecutor``) runs the shards that are not complete as independent tasks (``run_shard``);
+    the manifest, the markers and the final merge stay here, so resume rules and outputs are the
+    same. Result files: ``fwd_idx.npy``, ``fwd_score.npy``,
     ``bwd_idx.npy``, ``bwd_score.npy`` (+ the cosines ``fwd_sim.npy``/``bwd_sim.npy``), float64
     scores and similarities, int64 indices.
     """
@@ -318,22 +339,28 @@ def mine(
         plan = plan_mining(len(s), len(t), s.shape[1], kk, max_memory, shard_rows, tile_cols)
         atomic_write_json(manifest_path, {"ident": ident, "plan": asdict(plan)})
     computed = reused = 0
+    todo = []
     for i in range(plan.n_shards):
-        paths = _shard_paths(out, i)
         if shard_is_valid(out, plan, i):
             reused += 1
+        elif executor is not None:
+            todo.append(i)
+            continue
         else:
             if max_shards is not None and computed >= max_shards:
                 return None
-            paths["done"].unlink(missing_ok=True)
-            arrays = compute_shard(s, t, plan, i, config)
-            for key, arr in arrays.items():
-                atomic_save_npy(paths[key], arr)
-            atomic_write_json(paths["done"], {"shard": i, "rows": _shard_rows(plan, i),
-                                              "sha256": {key: file_sha256(paths[key]) for key in arrays}})
+            run_shard(s, t, plan, out, config, i)
             computed += 1
         if progress:
-            progress(i + 1, plan.n_shards)
+            progress(reused + computed, plan.n_shards)
+    if todo:
+        run = todo if max_shards is None else todo[:max_shards]
+        for _ in executor.map(functools.partial(run_shard, s, t, plan, out, config), run):
+            computed += 1
+            if progress:
+                progress(reused + computed, plan.n_shards)
+        if len(run) < len(todo):
+            return None
     knn = _finish(out, plan, margin)
     if not keep_shards:
         for i in range(plan.n_shards):

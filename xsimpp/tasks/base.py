@@ -14,7 +14,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ..cache import EmbeddingCache, encode_cached, states_cached
+from ..cache import (CHUNK_SIZE, EmbeddingCache, cache_lang, checked_chunk, encode_cached, pending_chunks,
+                     sentence_key, states_cached)
 from ..datasets.base import text_checksum
 from ..encoders.base import Encoder
 from ..engine import MARGINS
@@ -152,3 +153,49 @@ class PairScores:
 def pair_scores_for(encoder: Encoder, cache: EmbeddingCache | None, progress) -> PairScores | None:
     """Scores for pair scorers; None for vector encoders."""
     return PairScores(encoder, cache, progress) if encoder.kind == "pair" else None
+
+
+# -- encoding elsewhere (a Ray cluster, a process pool) -----------------------------------------
+
+_WORKER_ENCODERS: dict[str, Encoder] = {}  # one encoder per worker process and configuration
+
+
+def encode_chunk(factory: Callable[[], Encoder], fingerprint: str, job: tuple[str | None, list[str]]) -> np.ndarray:
+    """What a worker runs: build the encoder once per process (``factory``, e.g. a partial of
+    ``create_encoder``), then encode one chunk of sentences in the given language."""
+    enc = _WORKER_ENCODERS.get(fingerprint)
+    if enc is None:
+        enc = _WORKER_ENCODERS[fingerprint] = factory()
+    lang, texts = job
+    return np.asarray(enc.encode(texts, lang=lang), dtype=np.float32)
+
+
+def prefill_cache(encoder: Encoder, sides: Sequence[tuple[str, Sequence[str]]], cache, executor,
+                  factory: Callable[[], Encoder], *, chunk_size: int = CHUNK_SIZE,
+                  progress: Callable[[int], None] | None = None) -> int:
+    """Encode what ``cache`` lacks for ``sides`` (language, sentences) through ``executor.map``
+    (one task per encoder x language x chunk) and store it, checked, in ``cache``. The chunks are
+    exactly those a sequential run of the same sides would give the encoder (``pending_chunks``,
+    in the same order), so a deterministic encoder gives the very same vectors; every chunk is
+    committed as it arrives (an interrupted run keeps them). Returns the number encoded."""
+    import functools
+
+    planned: dict[str, set[str]] = {}
+    jobs = []
+    for lang, sentences in sides:
+        key_lang = cache_lang(encoder, lang)
+        keys = [sentence_key(s) for s in sentences]
+        have = cache.get_many(keys, key_lang)
+        if progress:
+            progress(sum(1 for k in keys if k in have))
+        for chunk in pending_chunks(keys, sentences, have, chunk_size, planned.setdefault(key_lang, set())):
+            jobs.append((key_lang, lang, chunk))
+    work = functools.partial(encode_chunk, factory, encoder.fingerprint)
+    n_new = 0
+    results = executor.map(work, [(lang, [s for _, s in chunk]) for _, lang, chunk in jobs])
+    for (key_lang, _, chunk), vecs in zip(jobs, results):
+        cache.put_many(checked_chunk(encoder, chunk, vecs), key_lang)
+        n_new += len(chunk)
+        if progress:
+            progress(len(chunk))
+    return n_new

@@ -222,6 +222,16 @@ def evaluate_bitexts(
     return report
 
 
+def encoding_sides(bitexts: Sequence[Bitext], augmented: AugmentedTargets | None) -> list[tuple[str, list[str]]]:
+    """The (language, sentences) sides ``evaluate_bitexts`` encodes, in the order it asks for them."""
+    sides = []
+    for bt in bitexts:
+        sides += [(bt.src_lang, bt.src), (bt.tgt_lang, bt.tgt)]
+        if augmented is not None and augmented.lang == bt.tgt_lang:
+            sides.append((bt.tgt_lang, augmented.lines))
+    return sides
+
+
 def count_sentences(bitexts: Sequence[Bitext], augmented: AugmentedTargets | None) -> int:
     """Sentences the run will look up or encode: each distinct side once (the progress total)."""
     sides = {}

@@ -1,0 +1,135 @@
+"""Any Python object with ``encode(list[str]) -> array`` as a vector encoder: a
+``SentenceTransformer``, an MTEB model wrapper, your own class (``xsimpp.evaluate(model, ...)``).
+
+Such an object has no registry name and no published weights version, so its identity in the
+cache and in signatures is stated, never guessed:
+
+- ``id``: ``py:<name>``, the name you give, else the object's class name (``py:SentenceTransformer``);
+- ``revision``: the one you give (``revision="my-ckpt-step-500"``), else one derived from the
+  object: for a torch module (a SentenceTransformer is one) ``weights.<sha256 of every parameter
+  and buffer>``, so two checkpoints never share a revision; else the object's own string
+  ``revision`` attribute if it has one; else ``unversioned``. An unversioned object's vectors are
+  never cached (nothing would tell a changed model from the old one) and its records say
+  ``@unversioned`` in their signature;
+- ``config``: the class's qualified name, the extra ``encode`` keywords, and for a torch module its
+  printed structure (pooling, normalisation and sequence length show there).
+
+``encode`` is called with the sentences only (plus ``encode_kwargs``), never with a language, so
+the object's output cannot depend on the language: it is cached language-agnostically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ..errors import BadInputError
+from .base import VectorEncoder
+
+UNVERSIONED = "unversioned"
+
+
+def weights_digest(module) -> str:
+    """sha256 over a torch module's parameters and buffers (names, dtypes, shapes, bytes)."""
+    import torch
+
+    h = hashlib.sha256()
+    with torch.no_grad():
+        for name, tensor in sorted(module.state_dict().items()):
+            t = tensor.detach().to("cpu").contiguous()
+            h.update(f"{name}|{t.dtype}|{tuple(t.shape)}|".encode())
+            h.update(t.view(torch.uint8).numpy().tobytes() if t.dtype == torch.bfloat16 else t.numpy().tobytes())
+    return h.hexdigest()
+
+
+def _is_torch_module(obj) -> bool:
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is a dependency
+        return False
+    return isinstance(obj, torch.nn.Module)
+
+
+def as_array(out, n: int, who: str) -> np.ndarray:
+    """An encoder's output (numpy array, torch tensor, list of vectors) as (n, dim) float32."""
+    if hasattr(out, "detach"):  # a torch tensor
+        out = out.detach().float().cpu().numpy()
+    elif isinstance(out, (list, tuple)) and out and hasattr(out[0], "detach"):
+        out = np.stack([t.detach().float().cpu().numpy() for t in out])
+    arr = np.asarray(out, dtype=np.float32)
+    if arr.ndim != 2 or arr.shape[0] != n:
+        raise BadInputError(f"{who}.encode returned an array of shape {arr.shape} for {n} sentences; "
+                            "expected (sentences, dimensions)")
+    return arr
+
+
+class PyObjectEncoder(VectorEncoder):
+    """Wraps an object with ``encode(list[str]) -> array``; see the module docstring."""
+
+    name = "py"
+    language_agnostic = True  # encode() is never given the language
+    description = "any Python object with encode(list[str]) -> array (SentenceTransformer, MTEB wrapper)"
+
+    def __init__(self, model: Any, *, name: str | None = None, revision: str | None = None,
+                 encode_kwargs: dict | None = None, batch_size: int = 64):
+        encode = getattr(model, "encode", None)
+        if not callable(encode):
+            raise BadInputError(f"encoder object {type(model).__name__} has no encode(list[str]) method; give an "
+                                "encoder name, an object with encode(), or precomputed arrays (xsimpp.score)")
+        if name is not None and (not str(name).strip() or "|" in str(name)):
+            raise BadInputError(f"encoder name {name!r} must be a non-empty text without '|'")
+        if revision is not None and (not str(revision).strip() or "|" in str(revision)):
+            raise BadInputError(f"encoder revision {revision!r} must be a non-empty text without '|'")
+        if batch_size < 1:
+            raise BadInputError(f"batch_size must be a positive integer, got {batch_size}")
+        self.model = model
+        self.label = str(name) if name is not None else type(model).__name__
+        self.encode_kwargs = dict(encode_kwargs or {})
+        self.batch_size = batch_size
+        self._given_revision = None if revision is None else str(revision)
+
+    @property
+    def id(self) -> str:
+        return f"py:{self.label}"
+
+    @property
+    def revision(self) -> str:
+        # Derived once per wrapper: the wrapper stands for the model as it was when first used
+        # (xsimpp.evaluate and the sentence-transformers evaluator wrap the object anew each call,
+        # so a model trained between two calls gets a new revision).
+        if self._given_revision is None:
+            own = getattr(self.model, "revision", None)
+            if _is_torch_module(self.model):
+                self._given_revision = "weights." + weights_digest(self.model)[:16]
+            elif isinstance(own, str) and own.strip() and "|" not in own:
+                self._given_revision = own
+            else:
+                self._given_revision = UNVERSIONED
+        return self._given_revision
+
+    @property
+    def versioned(self) -> bool:
+        return self.revision != UNVERSIONED
+
+    def config(self) -> dict:
+        cls = type(self.model)
+        cfg: dict[str, Any] = {"class": f"{cls.__module__}.{cls.__qualname__}"}
+        if self.encode_kwargs:
+            cfg["encode_kwargs"] = {k: repr(v) for k, v in sorted(self.encode_kwargs.items())}
+        if _is_torch_module(self.model):
+            cfg["structure"] = hashlib.sha256(str(self.model).encode()).hexdigest()[:16]
+        return cfg
+
+    def encode(self, sentences: Sequence[str], *, lang: str | None = None,
+               progress: Callable[[int], None] | None = None) -> np.ndarray:
+        parts = []
+        for start in range(0, len(sentences), self.batch_size):
+            batch = list(sentences[start : start + self.batch_size])
+            parts.append(as_array(self.model.encode(batch, **self.encode_kwargs), len(batch), type(self.model).__name__))
+            if progress:
+                progress(len(batch))
+        if not parts:
+            return np.empty((0, 0), dtype=np.float32)
+        return np.concatenate(parts)
