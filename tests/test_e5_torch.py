@@ -128,3 +128,31 @@ def test_q4_0_dequantisation_matches_the_c_reader_layout():
     block = scale.tobytes() + qs.tobytes()
     got = dequantize_q4_0(block, 1, 32)[0]
     assert np.array_equal(got, (nibbles - 8).astype(np.float32) * 0.5)
+
+
+def test_onealigner_runs_on_e5_small_with_no_flags_and_says_its_layer(folder, tmp_path, capsys):
+    """`xsimpp eval --encoder onealigner` on the real unpacked e5-small (FLORES devtest, 30 lines of
+    kea and English): no model flag, no layer flag; the run says which layer it chose; a second run
+    encodes nothing."""
+    from conftest import shared_data_dir
+
+    from xsimpp.cli import main
+
+    root = shared_data_dir()
+    if root is None:
+        missing("real data not found: FLORES-200 devtest is needed", data=True)
+    for lang in ("kea_Latn", "eng_Latn"):
+        lines = (root / "flores200" / "devtest" / f"{lang}.devtest").read_text(encoding="utf-8").splitlines()[:30]
+        (tmp_path / lang).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    args = ["eval", "--encoder", "onealigner", "--src-file", str(tmp_path / "kea_Latn"), "--tgt-file",
+            str(tmp_path / "eng_Latn"), "--langs", "kea", "--target", "eng", "--no-progress"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "encoder: onealigner:e5-small: layer 8 of 12 (the default for e5-small, chosen on FLORES dev" in out
+    assert "sentences encoded: 60, reused from cache: 0" in out
+    import re
+
+    # a real aligner: none of the 30 Kabuverdianu sentences goes to the wrong English one
+    assert re.search(r"\| kea_Latn-eng_Latn\s+\| 0\.00\s+\| 30\s+\|", out), out
+    assert main(args) == 0
+    assert "sentences encoded: 0, reused from cache: 60" in capsys.readouterr().out

@@ -306,6 +306,7 @@ def evaluate(encoder, langs=None, *, dataset: str = "flores200", split: str | No
         for c in (store, aux.cache if aux else None):
             if c is not None:
                 c.close()
+    report.encoder_note = getattr(enc, "note", "")
     save_records(report.records, save)
     return Results(report.records, report)
 

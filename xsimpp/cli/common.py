@@ -186,5 +186,7 @@ def save_and_sign(args, report) -> None:
     if not args.json:
         more = " (first record; --json shows all)" if len(report.records) > 1 else ""
         print(f"\nsignature: {report.records[0].signature.format()}{more}")
+        if getattr(report, "encoder_note", ""):
+            print(f"encoder: {report.encoder_note}")
         print(f"sentences encoded: {report.n_encoded}, reused from cache: {report.n_cached}"
               + ("" if args.no_save else f"; results in {store.root}"))

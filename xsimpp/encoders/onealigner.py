@@ -46,7 +46,7 @@ from .base import Option, PairScorer, Requirement
 from .e5_weights import PROMPT, is_bundled_name
 from .hf import (TORCH_REQ, TRANSFORMERS_REQ, _requirements, check_layer, default_model, drop_blocks_above,
                  equal_length_batches, folder_revision, hidden_layer, load_transformer, mark_prompt,
-                 model_weights_requirement, numerics, resolve_model_dir, tokenize, torch_device)
+                 model_weights_requirement, n_layers, numerics, resolve_model_dir, tokenize, torch_device)
 
 ALPHA = 0.75
 
@@ -141,6 +141,10 @@ class OneAligner(PairScorer):
                                     "xlm-roberta-large; the default layer is known only for "
                                     f"{', '.join(DEFAULT_LAYER)})")
             layer = DEFAULT_LAYER[self.model_name]
+            self.note = (f"{self.id}: layer {layer} of {n_layers(self._model)} (the default for {self.model_name}, "
+                         "chosen on FLORES dev; --layer to change)")
+        else:
+            self.note = f"{self.id}: layer {layer}"
         self.layer = check_layer(layer, self._model, "onealigner")
         self._model = drop_blocks_above(self._model, self.layer)
         if batch_size < 0 or rerank_k < 0:

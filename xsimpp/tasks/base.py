@@ -77,6 +77,7 @@ class TaskReport:
     records: list[ResultRecord] = field(default_factory=list, kw_only=True)
     n_encoded: int = field(default=0, kw_only=True)
     n_cached: int = field(default=0, kw_only=True)
+    encoder_note: str = field(default="", kw_only=True)  # a choice the encoder made for the user (its layer)
 
     def count_encoding(self, embed: "Embedder | PairScores | None") -> None:
         if embed is not None:
