@@ -200,10 +200,15 @@ def load_transformer(folder: Path, *, adapter: str):
     transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bar inside our own progress bar
     # The unpacked e5-small has no pooler (nothing here uses BERT's pooler); saying so keeps
     # transformers from reporting "MISSING pooler weights" on every load.
-    extra = {"add_pooling_layer": False} if (folder / MANIFEST).is_file() else {}
+    unpacked = (folder / MANIFEST).is_file()
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(folder))
-        model = AutoModel.from_pretrained(str(folder), **extra)
+        if unpacked:
+            from transformers import BertModel
+
+            model = BertModel.from_pretrained(str(folder), add_pooling_layer=False)
+        else:
+            model = AutoModel.from_pretrained(str(folder))
     except (OSError, ValueError, KeyError) as e:
         raise MissingResourceError(f"{adapter}: cannot load the model in {folder}: {e}") from e
     model.eval()
