@@ -203,10 +203,12 @@ def load_transformer(folder: Path, *, adapter: str):
     unpacked = (folder / MANIFEST).is_file()
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(folder))
-        if unpacked:
-            from transformers import BertModel
+        if unpacked:  # built without a pooler, loaded strictly (every weight present, none left over)
+            from safetensors.torch import load_file
+            from transformers import AutoConfig, BertModel
 
-            model = BertModel.from_pretrained(str(folder), add_pooling_layer=False)
+            model = BertModel(AutoConfig.from_pretrained(str(folder)), add_pooling_layer=False)
+            model.load_state_dict(load_file(str(folder / "model.safetensors")), strict=True)
         else:
             model = AutoModel.from_pretrained(str(folder))
     except (OSError, ValueError, KeyError) as e:
