@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 
 import numpy as np
 import pytest
@@ -217,6 +218,10 @@ def test_train_cli_on_line_aligned_files_loads_everywhere(xlmr, tmp_path, capsys
     assert meta["base_model"]["revision"] and len(meta["data"]["sha256"]) == 64
     assert set(meta["data"]["file_sha256"]) == {"src", "tgt"} and meta["data"]["filter"]["kept"] == 64
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temp folder left behind
+    mask = os.umask(0)
+    os.umask(mask)
+    assert out.stat().st_mode & 0o777 == 0o777 & ~mask  # as mkdir makes it, not mkdtemp's 0700
+    assert (out / "model.safetensors").stat().st_mode & 0o777 == 0o666 & ~mask
     before, after = load_file(str(xlmr / "model.safetensors")), load_file(str(out / "model.safetensors"))
     changed = [k for k in before if not torch.equal(before[k], after[k])]
     assert any("layer.0." in k for k in changed) and not any("layer.1." in k for k in changed)  # above: untouched

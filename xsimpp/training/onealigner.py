@@ -1,10 +1,11 @@
-"""Finetune a transformer with OneAligner's objective (Niu et al. 2022, sections 2.2-2.4, 3.1).
+"""Finetune a transformer with OneAligner's objective (Niu et al. 2022, sections 2.2, 2.4, 3.1-3.3).
 
 Model. For a batch of N parallel pairs (S_i, T_i), f(S_m, T_n) = BERTScore-F1 over layer-``layer``
-token states with *unnormalised* dot products (the paper's footnote: no pre-normalisation during
-training; cosine at inference). Special tokens and the prompt's tokens (e5's ``query: ``) are left
+token states with *unnormalised* dot products (section 3.3: no pre-normalisation during training;
+cosine at inference). Special tokens and the prompt's tokens (e5's ``query: ``) are left
 out of the token sets: the prompt conditions the states but is not content. The in-batch
-normalisation is part of the model (section 2.2), computed differentiably on the N x N matrix:
+normalisation is part of the model (section 2.2 "In-Batch Normalization"), computed differentiably
+on the N x N matrix:
 
     S_mn = f_mn - alpha * (r_m + c_n) + (2 alpha - 1) * mu,    alpha = 0.75,
 
@@ -35,8 +36,9 @@ What each normalisation term does to this loss:
   against every other pair's. In a row-wise softmax (row i over j) r_i would be constant along the
   row and cancel, leaving only the column term; in a column-wise softmax c_j would cancel instead.
 
-Paper settings (ours are the defaults): batch 64, 3 epochs, AdamW lr 3e-6, temperature 5, max
-length 100 tokens (here: including the special tokens and the prompt, which take 2 + 3 on e5-small).
+Paper settings (section 3.2; ours are the defaults): batch 64, 3 epochs, lr 3e-6 (the optimiser is
+not named; AdamW here, no weight decay, no warm-up), temperature 5, max length 100 tokens (here
+including the 2 special tokens and the prompt's 3 on e5-small).
 Only layers <= ``layer`` influence f, so the forward pass stops there; the saved model keeps every
 layer (those above are unchanged, though their input is not).
 
@@ -283,6 +285,17 @@ def batch_scores(model, tokenizer, pairs: Sequence[tuple[str, str]], *, layer: i
     return bertscore_f(hs.float(), content_mask(att_s, sp_s), ht.float(), content_mask(att_t, sp_t))
 
 
+def _ordinary_modes(folder: Path) -> None:
+    """The modes a plain mkdir / open would give (mkdtemp makes the folder 0700 and transformers
+    writes the weights 0600: the model would be readable by its owner only)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(folder, 0o777 & ~mask)
+    for f in folder.iterdir():
+        if f.is_file():
+            os.chmod(f, 0o666 & ~mask)
+
+
 def save_atomic(model, tokenizer, out: Path, meta: dict) -> Path:
     out = Path(out)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -291,6 +304,7 @@ def save_atomic(model, tokenizer, out: Path, meta: dict) -> Path:
         model.save_pretrained(str(tmp))
         tokenizer.save_pretrained(str(tmp))
         (tmp / MANIFEST).write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
+        _ordinary_modes(tmp)
         old = None
         if out.exists():  # rename the previous model aside first: os.replace cannot replace a non-empty dir
             old = out.parent / f".{out.name}.old-{os.getpid()}"
