@@ -39,7 +39,7 @@ S2 = [[0.375, -1.0], [-0.5, 1.125]]
 def test_alpha_is_the_scorers():
     from xsimpp.encoders.onealigner import ALPHA as scorer_alpha
 
-    assert ALPHA == scorer_alpha == 0.75 and DEFAULT_LAYER == 8
+    assert ALPHA == scorer_alpha == 0.75
 
 
 def test_normalised_logits_hand_computed_and_centred():
@@ -228,6 +228,17 @@ def test_train_cli_on_line_aligned_files_loads_everywhere(xlmr, tmp_path, capsys
     sents = ["Il cjan al duar.", "The dog sleeps."]
     assert HFEncoder(model=str(out), layer=1).encode(sents).shape == (2, 32)
     assert OneAligner(model=str(out), layer=1, batch_size=0).similarity(sents, sents).shape == (2, 2)
+    # with no flags a checkpoint is read as it was trained: its layer and prompt (the manifest's "use")
+    oa = OneAligner(model=str(out), batch_size=0)
+    assert oa.layer == 1 and oa.prompt == "query: " and "the layer it was trained on" in oa.note
+    assert HFEncoder(model=str(out)).prompt == "query: " and HFEncoder(model=str(out), prompt="").prompt == ""
+
+
+def test_training_layer_default_is_the_scorers():
+    from xsimpp.encoders.onealigner import DEFAULT_LAYER as SCORER_LAYER
+    from xsimpp.training.onealigner import DEFAULT_LAYER, DEFAULT_MODEL
+
+    assert DEFAULT_LAYER == SCORER_LAYER[DEFAULT_MODEL]
 
 
 def test_finetuning_lowers_the_loss(xlmr, tmp_path):

@@ -217,6 +217,18 @@ def load_transformer(folder: Path, *, adapter: str):
     return tokenizer, model
 
 
+def trained_defaults(folder: Path) -> dict:
+    """The layer and prompt a checkpoint of `xsimpp train` was trained with (its
+    ``xsimpp_training.json``: ``use``), which become its defaults; {} for any other folder."""
+    import json
+
+    try:
+        use = json.loads((Path(folder) / "xsimpp_training.json").read_text(encoding="utf-8")).get("use", {})
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return {k: use[k] for k in ("layer", "prompt") if k in use} if isinstance(use, dict) else {}
+
+
 def n_layers(model) -> int:
     cfg = model.config
     return int(getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layers", 0))
@@ -373,7 +385,9 @@ class HFEncoder(VectorEncoder):
         self.model_name = str(model)
         # e5 was trained with "query: " / "passage: " prefixes; the model card says "query: " on both
         # sides for symmetric tasks such as bitext mining. Other models get no prompt unless asked.
-        self.prompt = (PROMPT if is_bundled_name(model) else "") if prompt is None else str(prompt)
+        if prompt is None:  # a checkpoint of `xsimpp train` keeps the prompt it was trained with
+            prompt = trained_defaults(self.folder).get("prompt", PROMPT if is_bundled_name(model) else "")
+        self.prompt = str(prompt)
         self._tok, self._model = load_transformer(self.folder, adapter=self.name)
         self.layer = check_layer(layer, self._model, self.name)
         self._model = drop_blocks_above(self._model, self.layer)

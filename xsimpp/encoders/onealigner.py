@@ -47,7 +47,7 @@ from .e5_weights import PROMPT, is_bundled_name
 from .hf import (TORCH_REQ, TRANSFORMERS_REQ, _requirements, check_layer, default_model, drop_blocks_above,
                  bucket_batches, folder_revision, hidden_layer, load_transformer, mark_prompt,
                  model_weights_requirement, n_layers, numerics, pad_batch, pad_id, resolve_model_dir, tokenize,
-                 torch_device)
+                 torch_device, trained_defaults)
 
 ALPHA = 0.75
 
@@ -139,7 +139,11 @@ class OneAligner(PairScorer):
                                 f"{', '.join(NORMALIZATIONS)}")
         self.folder = resolve_model_dir(self.model_name, adapter="onealigner")
         self._tok, self._model = load_transformer(self.folder, adapter="onealigner")
-        if layer is None:
+        trained = trained_defaults(self.folder)  # a checkpoint of `xsimpp train`: its layer and prompt
+        if layer is None and "layer" in trained:
+            layer = int(trained["layer"])
+            self.note = f"{self.id}: layer {layer} (the layer it was trained on)"
+        elif layer is None:
             if self.model_name not in DEFAULT_LAYER:
                 raise BadInputError(f"onealigner: pass --layer for {self.model_name} (the paper used layer 17 of "
                                     "xlm-roberta-large; the default layer is known only for "
@@ -158,7 +162,9 @@ class OneAligner(PairScorer):
         self.normalize_tokens = normalize_tokens
         self.scoring, self.normalization = scoring, normalization
         # e5's "query: " prompt conditions the states; its tokens are left out of the scored set
-        self.prompt = (PROMPT if is_bundled_name(self.model_name) else "") if prompt is None else str(prompt)
+        if prompt is None:
+            prompt = trained.get("prompt", PROMPT if is_bundled_name(self.model_name) else "")
+        self.prompt = str(prompt)
         self.device = torch_device(device)
         self._model.to(self.device)
         self._revision = folder_revision(self.folder)
