@@ -24,11 +24,8 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=0, help="first N sentences only (0 = all)")
     ap.add_argument("--margin", default="ratio")
     args = ap.parse_args()
-    import numpy as np
-    import torch
 
     from xsimpp.datasets import get_dataset
-    from xsimpp.encoders.hf import bucket_batches, mark_prompt, pad_batch, pad_id, tokenize
     from xsimpp.encoders.onealigner import OneAligner, in_batch_normalize
     from xsimpp.scoring import xsim
 
@@ -41,18 +38,7 @@ def main() -> int:
 
     def states(sentences):
         """{layer: [(n_tokens, d) per sentence]} from one pass."""
-        ids, specials, n_prompt = tokenize(scorer._tok, sentences, max_length=scorer.max_length, prompt=scorer.prompt)
-        out = {layer: [None] * len(sentences) for layer in layers}
-        with torch.inference_mode():
-            for idx, width in bucket_batches([len(x) for x in ids], 4096):
-                x, att, _ = pad_batch([ids[i] for i in idx], [specials[i] for i in idx], pad_id(scorer._tok), "cpu",
-                                      width)
-                hs = scorer._model(input_ids=x, attention_mask=att, output_hidden_states=True).hidden_states
-                for r, i in enumerate(idx):
-                    skip = np.asarray(mark_prompt(specials[i], n_prompt), dtype=bool)
-                    for layer in layers:
-                        out[layer][i] = hs[layer][r, : len(ids[i])].numpy()[~skip]
-        return out
+        return scorer.layer_states(sentences, layers)
 
     t0 = time.perf_counter()
     eng_states = states(eng)

@@ -440,17 +440,12 @@ def states_cached(
         for k, flat in cache.get_many(keys, key_lang).items():
             if flat.size and flat.size % d == 0:
                 have[k] = flat.reshape(-1, d)
-    todo: dict[str, str] = {}
-    for k, s in zip(keys, sentences):
-        if k not in have and k not in todo:
-            todo[k] = s
     if progress and have:
         progress(sum(1 for k in keys if k in have))
-    # similar lengths together: the scorer batches sentences of one padded width, so a chunk of
-    # mixed lengths would run as many small batches
-    items = sorted(todo.items(), key=lambda kv: -len(kv[1]))
-    for start in range(0, len(items), chunk_size):
-        chunk = items[start : start + chunk_size]
+    # the same chunks as for vectors (distinct sentences, longest first): the scorer batches
+    # sentences of one padded width, so a chunk of mixed lengths would run as many small batches
+    n_new = 0
+    for chunk in pending_chunks(keys, sentences, have, chunk_size):
         states = scorer.token_states([s for _, s in chunk], progress=progress)
         if len(states) != len(chunk):
             raise BadInputError(f"encoder {scorer.id} returned {len(states)} token-state arrays for {len(chunk)} sentences")
@@ -461,7 +456,8 @@ def states_cached(
         if cache is not None:
             cache.put_many([(k, st.reshape(-1)) for k, st in new], key_lang)
         have.update(new)
+        n_new += len(chunk)
         if progress:
             done = {k for k, _ in chunk}
             progress(sum(1 for k in keys if k in done) - len(chunk))
-    return [have[k] for k in keys], len(items)
+    return [have[k] for k in keys], n_new

@@ -23,6 +23,7 @@ measures the distribution); token ids are identical.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -324,7 +325,7 @@ def ensure_folder(source: str | os.PathLike | None = None) -> Path:
     from ..textio import os_failure
 
     src = Path(source) if source else bundled_path()
-    src_sha = _source_sha(str(src), src.stat().st_mtime_ns, src.stat().st_size)
+    src_sha = _source_sha(str(src), src.stat().st_mtime_ns, src.stat().st_size)  # memoised per file state
     folder = models_dir() / f"multilingual-e5-small-{src_sha[:12]}-v{CONVERTER_VERSION}"
     if folder.is_dir():
         if _verified(folder, src_sha):
@@ -346,14 +347,9 @@ def ensure_folder(source: str | os.PathLike | None = None) -> Path:
     return folder
 
 
-_SHA_MEMO: dict[tuple, str] = {}
-
-
+@functools.lru_cache(maxsize=None)
 def _source_sha(path: str, mtime: int, size: int) -> str:
-    key = (path, mtime, size)
-    if key not in _SHA_MEMO:
-        _SHA_MEMO[key] = file_sha256(path)
-    return _SHA_MEMO[key]
+    return file_sha256(path)
 
 
 def is_bundled_name(model: str | os.PathLike | None) -> bool:

@@ -194,8 +194,8 @@ def evaluate_bitexts(
         if rerank is None:
             return xsim(**main, k=st.k, tgt_text=targets, errtypes=errtypes, **knobs)
         if aux_embed is not None:
-            x_aux, y_aux = vectors(aux_embed, bt, aug).values()
-            aux = dict(x_aux=x_aux, y_aux=y_aux)
+            aux_vecs = vectors(aux_embed, bt, aug)
+            aux = dict(x_aux=aux_vecs["x"], y_aux=aux_vecs["y"])
         else:
             aux = dict(aux_similarity=aux_pairs(bt.src, bt.tgt, bt.src_lang, bt.tgt_lang, more))
         return pxsim(**main, **aux, alpha=rerank.alpha, k=min(rerank.k, len(targets)), k_margin=st.k,
