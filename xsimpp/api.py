@@ -114,7 +114,7 @@ def open_cache(encoder, cache):
     none): vectors of a vector encoder, token states of a pair scorer that keeps them (keyed by what
     changes the states, so a scoring knob such as alpha reuses them); None for other pair scorers
     and for unversioned objects, whose vectors nothing could tell apart from a changed model's."""
-    from .cache import EmbeddingCache
+    from .cache import EmbeddingCache, open_encoder_cache
 
     if cache is False or cache is None:
         return None
@@ -125,7 +125,7 @@ def open_cache(encoder, cache):
     if getattr(encoder, "versioned", True) is False:
         log.warning("encoder %s has no revision (give revision=...), so its vectors are not cached", encoder.id)
         return None
-    return EmbeddingCache(encoder.id, encoder.fingerprint, root)
+    return open_encoder_cache(encoder, root)
 
 
 def save_records(records: Sequence[ResultRecord], save) -> None:
