@@ -90,7 +90,10 @@ def render(report) -> str:
              + (f" ({d.subset})" if d.subset else "")
              + f": {len(d.src)} {d.src_lang} x {len(d.tgt)} {d.tgt_lang} sentences "
              + f"({m.n_unique[0]} x {m.n_unique[1]} distinct), {m.n_gold} gold pairs; "
-             + f"margin {report.params['margin']}, k={report.k_used}"
+             + f"protocol {report.params['protocol']}"
+             + (" (forward retrieval; the kept share counted before the filters)"
+                if report.params["protocol"] == "keung" else "")
+             + f"; margin {report.params['margin']}, k={report.k_used}"
              + ("; greedy one-to-one" if report.params.get("retrieval") == "max-1to1" else "")
              + f"; filters: {report.params['filters']}"
              + (f" (dropped {', '.join(f'{k} {v}' for k, v in m.dropped.items())} of {m.n_mined} candidates)"
