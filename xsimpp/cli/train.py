@@ -9,7 +9,7 @@ import sys
 def register(sub) -> None:
     from ..training.onealigner import DEFAULT_LAYER, DEFAULT_MODEL, MIN_TOKENS
 
-    p = sub.add_parser("train", help="finetune an encoder (OneAligner objective)")
+    p = sub.add_parser("train", help="finetune an encoder (OneAligner; Keung et al. self-training)")
     tsub = p.add_subparsers(dest="what", metavar="MODEL")
     o = tsub.add_parser("onealigner", help="OneAligner: in-batch-normalised BERTScore-F, global in-batch negatives",
                         description="Finetune a Hugging Face encoder on parallel pairs with OneAligner's objective "
