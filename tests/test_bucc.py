@@ -475,6 +475,7 @@ def test_keung_thresholds_before_filtering():
     assert c.src.tolist() == c.tgt.tolist() == [1, 2, 3]  # sorted by score; pair 0 filtered out
     assert keung.mined["hand"].dropped == {"digits": 1, "edit": 0}
     assert _extracted(keung) == {("zh-1", "en-1")}
+    assert keung.records[0].extra["above_threshold_before_filters"] == 2  # 0.5 x 4 sources, then the filter
     assert _extracted(laser) == {("zh-1", "en-1"), ("zh-2", "en-2")}
     # with a score threshold (tuned or cross-validated) the order does not matter: same pairs
     tuned = [evaluate_bucc(TableEncoder(table), data, data, dataclasses.replace(st, keep_fraction=None))

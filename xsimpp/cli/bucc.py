@@ -114,6 +114,9 @@ def render(report) -> str:
                      c.n_extracted, c.n_correct])
     lines.append(tabulate(rows, headers=["threshold", "P %", "R %", "F1 %", "threshold value", "extracted", "correct"],
                           tablefmt="psql", disable_numparse=True))
+    if report.params["protocol"] == "keung" and "above_threshold_before_filters" in report.records[0].extra:
+        lines.append(f"{report.records[0].extra['above_threshold_before_filters']} pairs above the first row's threshold before the "
+                     f"filters, {r.n_extracted} after")
     if report.tuned is not None and not report.optimistic:
         t = report.tuned
         lines.append(f"on {report.tune_split} at its optimum: P {100 * t.precision:.2f}, R {100 * t.recall:.2f}, "

@@ -233,6 +233,8 @@ def evaluate_bucc(
     report = BuccReport(apply.pair, encoder.id, apply.split, tune_name, method, optimistic, result, tuned, cvres,
                         mined, st, k_used)
     report.records.append(_bucc_record(encoder, apply, result, st, rule, a, k_used, optimistic))
+    if a.dropped:  # what the threshold kept before the filters removed pairs (Keung et al.'s order)
+        report.records[0].extra["above_threshold_before_filters"] = int((a.unfiltered_score >= threshold).sum())
     if cvres is not None:
         rec = _bucc_record(encoder, apply, cvres.pooled, st, f"cv{st.cv}-seed{st.seed}", a, k_used, False)
         rec.extra["fold_thresholds"] = [round(v, 6) for v in cvres.thresholds]
