@@ -525,14 +525,14 @@ def bucc(encoder, pair: str = "zh-en", *, tune: str = "sample", apply: str | Non
     if digit_filter and digits not in (None, "unicode"):
         raise BadInputError(f"--digit-filter is --digits unicode; it cannot be combined with --digits {digits}")
     edit = None if edit_filter is False else (0.5 if edit_filter is True else edit_filter)
+    rule = "unicode" if digit_filter else digits
     # every knob checked before any data is read or model loaded
     if protocol == "keung":
-        settings = keung_settings(keep_fraction=keep_fraction, digits="ascii" if digits is None else digits,
+        settings = keung_settings(keep_fraction=keep_fraction, digits="ascii" if rule is None else rule,
                                   max_edit_similarity=KEUNG_MAX_EDIT_SIMILARITY if edit_filter is None else edit,
                                   margin=margin, k=k, cv=cv, seed=seed, one_to_one=one_to_one)
     else:
-        settings = BuccSettings(margin=margin, k=k, one_to_one=one_to_one,
-                                digits="unicode" if digit_filter else digits, max_edit_similarity=edit,
+        settings = BuccSettings(margin=margin, k=k, one_to_one=one_to_one, digits=rule, max_edit_similarity=edit,
                                 keep_fraction=keep_fraction, cv=cv, seed=seed, protocol=protocol)
     keep_fraction = settings.keep_fraction
     ds = Bucc2018(data_dir)
