@@ -4,14 +4,17 @@ and apply to another, the loader's strictness, and a small real-data run."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from xsimpp.datasets.bucc import Bucc2018, BuccSplit, read_gold, read_id_sentences
 from xsimpp.encoders.base import PairScorer, VectorEncoder
 from xsimpp.errors import BadInputError
-from xsimpp.tasks.bucc import BuccSettings, bucc_rows, evaluate_bucc
-from xsimpp.scoring.bucc import (Candidates, cross_validate, digit_filter, digit_sequences, edit_filter,
+from xsimpp.tasks.bucc import BuccSettings, bucc_rows, evaluate_bucc, keung_settings
+from xsimpp.scoring.bucc import (Candidates, ascii_digit_sequences, cross_validate, digit_filter, digit_sequences,
+                                 edit_filter,
                                  evaluate_threshold, expand_duplicates, gold_mask, keep_fraction_threshold,
                                  one_to_one, tune_threshold, unify_pairs, unique_texts)
 from xsimpp.scoring.bucc import mine_candidates
@@ -374,7 +377,7 @@ def test_keep_fraction_and_filters_in_orchestration():
     assert mismatch > 0
     f = evaluate_bucc(TableEncoder(table), data,
                       settings=BuccSettings(keep_fraction=0.2, digits=True, max_edit_similarity=0.9))
-    assert f.records[0].signature.params["filters"] == "digits+edit<0.9"
+    assert f.records[0].signature.params["filters"] == "digits-unicode+edit<0.9"
     assert f.mined["kf"].dropped == {"digits": mismatch, "edit": 0}
     fc = f.mined["kf"].cands
     assert len(fc) == len(c) - mismatch
@@ -398,7 +401,8 @@ def test_no_setting_changes_a_number_without_changing_its_signature():
     variants = [BuccSettings(), BuccSettings(margin="distance"), BuccSettings(margin="absolute"), BuccSettings(k=2),
                 BuccSettings(one_to_one=True), BuccSettings(digits=True), BuccSettings(max_edit_similarity=0.3),
                 BuccSettings(keep_fraction=0.1), BuccSettings(keep_fraction=0.3), BuccSettings(cv=2),
-                BuccSettings(cv=3), BuccSettings(cv=3, seed=1)]
+                BuccSettings(cv=3), BuccSettings(cv=3, seed=1), BuccSettings(digits="ascii"),
+                BuccSettings(protocol="keung")]
     assert {f.name for f in dataclasses.fields(BuccSettings)} <= {
         name for v in variants for name, val in dataclasses.asdict(v).items()
         if val != getattr(BuccSettings(), name)}  # every knob is varied at least once
@@ -406,10 +410,115 @@ def test_no_setting_changes_a_number_without_changing_its_signature():
     for st in variants:
         for r in evaluate_bucc(TableEncoder(table), data, tune if st.keep_fraction is None else None, st).records:
             by_sig.setdefault(r.signature.format(), set()).add((r.value, r.extra["precision"]))
-    # 9 distinct main records (cv and seed do not change the main number, so those runs share the
+    # 11 distinct main records (cv and seed do not change the main number, so those runs share the
     # default's record) + 3 cross-validated ones
-    assert len(by_sig) == 12
+    assert len(by_sig) == 14
     assert all(len(v) == 1 for v in by_sig.values())
+
+
+# ---------------------------------------------------------------------------------------------
+# Keung et al.'s protocol against the LASER/XTREME default, on hand-made pairs: one test per reason
+# the two extract different pairs (forward-only retrieval, threshold before the filters, ASCII digits)
+
+
+def _hand_split(src, tgt, gold):
+    return BuccSplit("zh-en", "hand", "zh", "en", [f"zh-{i}" for i in range(len(src))], src,
+                     [f"en-{i}" for i in range(len(tgt))], tgt, gold)
+
+
+def _extracted(rep) -> set:
+    m = rep.mined[rep.apply_split]
+    keep = m.cands.score >= rep.result.threshold
+    return {(m.data.src_ids[s], m.data.tgt_ids[t]) for s, t in zip(m.cands.src[keep], m.cands.tgt[keep])}
+
+
+def test_keung_retrieves_forward_only():
+    # "three" lies near 甲's direction: its backward best is 甲, whose forward best is "one". The
+    # LASER union keeps (甲, three); Keung et al. pair each source with its own nearest target only.
+    e = np.eye(4)
+    table = {"甲": e[0], "乙": e[1], "丙": e[2], "one": e[0] + 0.05 * e[3], "two": e[1] + 0.05 * e[3],
+             "three": 0.6 * e[0] + 0.8 * e[3]}
+    data = _hand_split(["甲", "乙", "丙"], ["one", "two", "three"], [("zh-0", "en-0"), ("zh-1", "en-1")])
+    laser = evaluate_bucc(TableEncoder(table), data, settings=BuccSettings(keep_fraction=1.0))
+    keung = evaluate_bucc(TableEncoder(table), data, settings=keung_settings(keep_fraction=1.0))
+    assert ("zh-0", "en-2") in _extracted(laser)
+    kc = keung.mined["hand"].cands
+    assert sorted(kc.src.tolist()) == [0, 1, 2]  # one candidate per source, nothing else
+    assert ("zh-0", "en-2") not in _extracted(keung) and _extracted(laser) != _extracted(keung)
+    assert keung.records[0].signature.params["retrieval"] == "forward"
+    assert keung.records[0].signature.params["protocol"] == "keung"
+    assert laser.records[0].signature.params["protocol"] == "laser"
+
+
+def _ranked_split(src_texts, tgt_texts):
+    """Source i and target i share direction e_i, pair i scoring above pair i+1 (asserted by the
+    callers through the candidates' order)."""
+    n = len(src_texts)
+    e = np.eye(n + 1)
+    table = {}
+    for i, (s, t) in enumerate(zip(src_texts, tgt_texts)):
+        table[s] = e[i] + 0.1 * (n - i) * e[n]
+        table[t] = e[i] - 0.1 * (n - i) * e[n]
+    return table, _hand_split(src_texts, tgt_texts, [(f"zh-{i}", f"en-{i}") for i in range(n)])
+
+
+def test_keung_thresholds_before_filtering():
+    # Pair 0 scores best but its digits differ. Keung: keep the best 2 of 4 (pairs 0, 1), then the
+    # filter drops pair 0 -> one pair. Filters first (the LASER-protocol order): pair 0 goes, then
+    # the best 2 of what is left -> pairs 1 and 2.
+    table, data = _ranked_split(["一九九九年的事", "第二个句子", "第三个句子", "第四个句子"],
+                                ["it was 1998", "the second one", "the third one", "the fourth one"])
+    keung = evaluate_bucc(TableEncoder(table), data, settings=keung_settings(keep_fraction=0.5))
+    laser = evaluate_bucc(TableEncoder(table), data,
+                          settings=BuccSettings(keep_fraction=0.5, digits="ascii", max_edit_similarity=0.5))
+    c = keung.mined["hand"].cands
+    assert c.src.tolist() == c.tgt.tolist() == [1, 2, 3]  # sorted by score; pair 0 filtered out
+    assert keung.mined["hand"].dropped == {"digits": 1, "edit": 0}
+    assert _extracted(keung) == {("zh-1", "en-1")}
+    assert keung.records[0].extra["above_threshold_before_filters"] == 2  # 0.5 x 4 sources, then the filter
+    assert _extracted(laser) == {("zh-1", "en-1"), ("zh-2", "en-2")}
+    # with a score threshold (tuned or cross-validated) the order does not matter: same pairs
+    tuned = [evaluate_bucc(TableEncoder(table), data, data, dataclasses.replace(st, keep_fraction=None))
+             for st in (keung_settings(), BuccSettings(digits="ascii", max_edit_similarity=0.5))]
+    assert _extracted(tuned[0]) == _extracted(tuned[1])
+
+
+def test_keung_digits_are_ascii_as_published():
+    assert ascii_digit_sequences("在２００８年有3個") == {"3"}  # full-width digits are not [0-9]
+    assert digit_sequences("在２００８年有3個") == {"2008", "3"}
+    table, data = _ranked_split(["在２００８年", "第二个句子"], ["in 2008", "the second one"])
+    ascii_ = evaluate_bucc(TableEncoder(table), data, settings=keung_settings(keep_fraction=1.0))
+    unicode_ = evaluate_bucc(TableEncoder(table), data, settings=keung_settings(keep_fraction=1.0, digits="unicode"))
+    laser = evaluate_bucc(TableEncoder(table), data, settings=BuccSettings(keep_fraction=1.0, digits=True))
+    assert ascii_.mined["hand"].unfiltered_score[0] > ascii_.mined["hand"].unfiltered_score[1]
+    assert _extracted(ascii_) == {("zh-1", "en-1")}
+    assert _extracted(unicode_) == _extracted(laser) == {("zh-0", "en-0"), ("zh-1", "en-1")}
+    assert ascii_.records[0].signature.params["filters"] == "digits-ascii+edit<0.5"
+    assert unicode_.records[0].signature.params["filters"] == "digits-unicode+edit<0.5"
+
+
+def test_keung_flags_in_the_api_and_cli(real_data, capsys):
+    import xsimpp
+    from xsimpp.cli import main
+
+    with pytest.raises(BadInputError, match="--protocol keung"):
+        xsimpp.bucc("chargram", keung=True, data_dir=real_data)
+    with pytest.raises(BadInputError, match="one-to-one"):
+        xsimpp.bucc("chargram", protocol="keung", one_to_one=True, data_dir=real_data)
+    assert main(["bucc", "--encoder", "chargram", "--keung", "--data-dir", str(real_data)]) == 2
+    assert "--digit-filter --edit-filter" in capsys.readouterr().err
+    res = xsimpp.bucc("chargram", protocol="keung", sample="300x400", cv=3, cache=False, data_dir=real_data)
+    main_rec, cv_rec = res.records
+    assert main_rec.signature.params["threshold"] == "keep-fraction=0.02"
+    assert cv_rec.signature.params["threshold"] == "cv3-seed0"
+    assert main_rec.extra["n_extracted"] <= round(0.02 * 300)  # 2 % of the sources, then the filters
+    rc = main(["bucc", "--encoder", "chargram", "--protocol", "keung", "--sample", "300x400", "--digits", "unicode",
+               "--no-edit-filter", "--no-cache", "--no-save", "--json", "--data-dir", str(real_data)])
+    assert rc == 0
+    import json
+
+    rec = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert rec["signature"]["params"]["filters"] == "digits-unicode" and rec["extra"]["n_extracted"] <= 6
 
 
 # ---------------------------------------------------------------------------------------------
@@ -451,7 +560,7 @@ def test_real_data_head_and_sample(real_data, tmp_path, capsys):
 
     dump = tmp_path / "pairs.jsonl"
     rc = main(["bucc", "--encoder", "chargram", "--pair", "zh-en", "--tune", "sample", "--sample", "300x400", "--seed", "1",
-               "--cv", "3", "--keung", "--no-progress", "--no-cache",
+               "--cv", "3", "--digit-filter", "--edit-filter", "--no-progress", "--no-cache",
                "--data-dir", str(real_data), "--dump", str(dump)])
     out = capsys.readouterr().out
     assert rc == 0 and "OPTIMISTIC" in out and "3-fold CV" in out

@@ -23,7 +23,8 @@ ALLOWED = {
     "augment": BASE,
     "cache": BASE,
     "results": BASE,
-    "training": BASE | {"encoders"},
+    # Self-training mines with the engine and Keung et al.'s scoring rules, through the cache.
+    "training": BASE | {"encoders", "engine", "scoring", "cache"},
     "tasks": BASE | {"engine", "scoring", "datasets", "encoders", "cache", "results"},
     "report": BASE | {"engine", "scoring", "results", "tasks"},
     # Runs units of work (encoding chunks, mining shards) elsewhere; the engine and tasks take its

@@ -114,7 +114,7 @@ def open_cache(encoder, cache):
     none): vectors of a vector encoder, token states of a pair scorer that keeps them (keyed by what
     changes the states, so a scoring knob such as alpha reuses them); None for other pair scorers
     and for unversioned objects, whose vectors nothing could tell apart from a changed model's."""
-    from .cache import EmbeddingCache
+    from .cache import EmbeddingCache, open_encoder_cache
 
     if cache is False or cache is None:
         return None
@@ -125,7 +125,7 @@ def open_cache(encoder, cache):
     if getattr(encoder, "versioned", True) is False:
         log.warning("encoder %s has no revision (give revision=...), so its vectors are not cached", encoder.id)
         return None
-    return EmbeddingCache(encoder.id, encoder.fingerprint, root)
+    return open_encoder_cache(encoder, root)
 
 
 def save_records(records: Sequence[ResultRecord], save) -> None:
@@ -500,20 +500,41 @@ def _bucc_subset(split, head: int | None, sample: str | None, seed: int):
 
 def bucc(encoder, pair: str = "zh-en", *, tune: str = "sample", apply: str | None = None, margin: str = "ratio",
          k: int = 4, one_to_one: bool = False, keep_fraction: float | None = None, digit_filter: bool = False,
-         edit_filter: float | None = None, keung: bool = False, cv: int | None = None, seed: int = 0,
+         edit_filter: float | bool | None = None, keung: bool = False, cv: int | None = None, seed: int = 0,
          sample: str | None = None, head: int | None = None, data_dir=None, cache=True, save=False,
          progress: bool = False, engine=None, options: dict | None = None, revision: str | None = None,
-         encoder_name: str | None = None, encode_kwargs: dict | None = None) -> Results:
-    """BUCC 2018 mining precision / recall / F1, as `xsimpp bucc` (threshold tuned on ``tune``'s
-    gold and applied to ``apply``, or set by ``keep_fraction``; ``keung``: both Keung et al. filters)."""
-    from .datasets.bucc import Bucc2018
-    from .tasks.bucc import BuccSettings, evaluate_bucc
+         encoder_name: str | None = None, encode_kwargs: dict | None = None, protocol: str = "laser",
+         digits: str | None = None) -> Results:
+    """BUCC 2018 mining precision / recall / F1, as `xsimpp bucc`.
 
-    digits = digit_filter or keung
-    edit = edit_filter if edit_filter is not None else (0.5 if keung else None)
+    ``protocol="laser"`` (default): candidates both ways, threshold tuned on ``tune``'s gold and
+    applied to ``apply`` (or set by ``keep_fraction``), filters before the threshold.
+    ``protocol="keung"``: Keung et al. (2020) — forward retrieval, ``keep_fraction`` (default 0.02)
+    counted before the filters, then the ASCII digit filter and the edit filter (0.5).
+    ``digits``: "ascii", "unicode" (NFKC, any decimal digit; a deviation from Keung et al.) or
+    "none"; ``digit_filter=True`` is ``digits="unicode"``. ``edit_filter``: the similarity cut,
+    ``False`` for none. ``keung=True`` (the two filters under the LASER protocol in earlier
+    versions) is refused with the two ways to say what is meant."""
+    from .datasets.bucc import Bucc2018
+    from .tasks.bucc import KEUNG_MAX_EDIT_SIMILARITY, BuccSettings, evaluate_bucc, keung_settings
+
+    if keung:
+        raise BadInputError("--keung no longer exists: for Keung et al.'s protocol (forward retrieval, 2 % kept, then "
+                            "the filters) use --protocol keung; for the two filters alone under the LASER protocol use "
+                            "--digit-filter --edit-filter")
+    if digit_filter and digits not in (None, "unicode"):
+        raise BadInputError(f"--digit-filter is --digits unicode; it cannot be combined with --digits {digits}")
+    edit = None if edit_filter is False else (0.5 if edit_filter is True else edit_filter)
+    rule = "unicode" if digit_filter else digits
     # every knob checked before any data is read or model loaded
-    settings = BuccSettings(margin=margin, k=k, one_to_one=one_to_one, digits=digits, max_edit_similarity=edit,
-                            keep_fraction=keep_fraction, cv=cv, seed=seed)
+    if protocol == "keung":
+        settings = keung_settings(keep_fraction=keep_fraction, digits="ascii" if rule is None else rule,
+                                  max_edit_similarity=KEUNG_MAX_EDIT_SIMILARITY if edit_filter is None else edit,
+                                  margin=margin, k=k, cv=cv, seed=seed, one_to_one=one_to_one)
+    else:
+        settings = BuccSettings(margin=margin, k=k, one_to_one=one_to_one, digits=rule, max_edit_similarity=edit,
+                                keep_fraction=keep_fraction, cv=cv, seed=seed, protocol=protocol)
+    keep_fraction = settings.keep_fraction
     ds = Bucc2018(data_dir)
     splits = ds.splits(pair)
     apply_name = apply or ("test" if "test" in splits else tune)

@@ -376,6 +376,45 @@ class MemoryCache:
         pass
 
 
+class RoutedCache:
+    """The cache of an encoder that hands some languages to another encoder (a self-trained
+    checkpoint's frozen base, ``routes_to_frozen``): those languages are read from and written to
+    the frozen encoder's own cache, under the key it uses itself, so the base's vectors (English)
+    are shared with every run of the base and of each checkpoint trained from it."""
+
+    def __init__(self, encoder, own: EmbeddingCache, frozen: EmbeddingCache):
+        self.encoder, self.own, self.frozen = encoder, own, frozen
+
+    def _route(self, lang: str):
+        if self.encoder.routes_to_frozen(lang):
+            return self.frozen, cache_lang(self.encoder.frozen_encoder, lang)
+        return self.own, lang
+
+    def get_many(self, keys: Sequence[str], lang: str) -> dict[str, np.ndarray]:
+        store, key_lang = self._route(lang)
+        return store.get_many(keys, key_lang)
+
+    def put_many(self, items: Iterable[tuple[str, np.ndarray]], lang: str) -> None:
+        store, key_lang = self._route(lang)
+        store.put_many(items, key_lang)
+
+    def __len__(self) -> int:
+        return len(self.own) + len(self.frozen)
+
+    def close(self) -> None:
+        self.own.close()
+        self.frozen.close()
+
+
+def open_encoder_cache(encoder, root=None) -> "EmbeddingCache | RoutedCache":
+    """The vector cache of ``encoder`` (routed through its frozen part's cache when it has one)."""
+    own = EmbeddingCache(encoder.id, encoder.fingerprint, root)
+    frozen = getattr(encoder, "frozen_encoder", None)
+    if frozen is None:
+        return own
+    return RoutedCache(encoder, own, EmbeddingCache(frozen.id, frozen.fingerprint, root))
+
+
 def encode_cached(
     encoder,
     sentences: Sequence[str],

@@ -1,4 +1,5 @@
-"""`xsimpp train onealigner`: finetune a transformer with OneAligner's contrastive objective."""
+"""`xsimpp train onealigner`: finetune a transformer with OneAligner's contrastive objective.
+`xsimpp train self-train`: Keung et al. (2020)'s self-training on mined pairs."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import sys
 def register(sub) -> None:
     from ..training.onealigner import DEFAULT_LAYER, DEFAULT_MODEL, MIN_TOKENS
 
-    p = sub.add_parser("train", help="finetune an encoder (OneAligner objective)")
+    p = sub.add_parser("train", help="finetune an encoder (OneAligner; Keung et al. self-training)")
     tsub = p.add_subparsers(dest="what", metavar="MODEL")
     o = tsub.add_parser("onealigner", help="OneAligner: in-batch-normalised BERTScore-F, global in-batch negatives",
                         description="Finetune a Hugging Face encoder on parallel pairs with OneAligner's objective "
@@ -41,7 +42,124 @@ def register(sub) -> None:
     o.add_argument("--device", default="auto", help="cpu, cuda, ... (default: cuda if available)")
     o.add_argument("--log-every", type=int, default=50, help="print the loss every N steps (0: never)")
     o.set_defaults(func=run)
+    _register_self_train(tsub)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def _register_self_train(tsub) -> None:
+    s = tsub.add_parser(
+        "self-train", help="Keung et al. 2020: self-train on pairs mined from two monolingual sides",
+        description="Mine two monolingual sides with the current model (Keung et al.'s protocol: forward ratio-margin "
+                    "retrieval, keep 2% of the sources, ASCII digit and edit-distance filters), keep the top 50% as "
+                    "positives with the next k-1 neighbours as negatives, and train the source-side encoder on "
+                    "|cos - label| with the English side frozen. The checkpoint loads with --encoder hf --model OUT: "
+                    "English through the frozen base, other languages through the trained copy. "
+                    "Paper values in brackets.")
+    s.add_argument("--src", help="source-language sentences, one a line (not aligned with --tgt)")
+    s.add_argument("--tgt", help="English sentences, one a line")
+    s.add_argument("--bucc", metavar="PAIR", help="instead of --src/--tgt: both sides of a BUCC 2018 split, e.g. zh-en "
+                                                  "(gold pairs are never read)")
+    s.add_argument("--split", default="sample", help="the BUCC split with --bucc (default: sample)")
+    s.add_argument("--src-lang", help="source language code (default: from --bucc)")
+    s.add_argument("--tgt-lang", default=None, help="target language, encoded by the frozen base (default: en)")
+    s.add_argument("--model", default="e5-small", help="starting model: folder, hub name or e5-small (default) "
+                                                       "[mBERT]")
+    s.add_argument("--out", required=True, help="output folder (written atomically; replaced if it exists)")
+    s.add_argument("--layer", type=int, default=-1, help="pooled layer (default: the final one) [final, mean-pooled; "
+                                                         "layer 8 is their ablation]")
+    s.add_argument("--prompt", help="text put before every sentence (default: 'query: ' for e5-small, else none)")
+    s.add_argument("--negatives", choices=("hard", "random"), default="hard",
+                   help="hard: the source's next k-1 neighbours (default) [hard; random is their Table 3 ablation]")
+    s.add_argument("--k", type=int, default=4, help="neighbours for the margin and the negatives (default 4) [4]")
+    s.add_argument("--keep-fraction", type=float, default=0.02,
+                   help="share of source sentences retrieved before the filters (default 0.02) [~2%%]")
+    s.add_argument("--top-share", type=float, default=0.5,
+                   help="share of the retrieved, filtered pairs used as positives, best first (default 0.5) [50%%]")
+    s.add_argument("--digits", choices=("ascii", "unicode", "none"), default="ascii",
+                   help="digit filter (default ascii, the paper's [0-9]+; unicode: NFKC, a deviation)")
+    s.add_argument("--edit-filter", type=float, default=0.5, metavar="MAX_SIM",
+                   help="drop pairs with Levenshtein similarity >= MAX_SIM (default 0.5) [edit distance <= 50%%]")
+    s.add_argument("--no-edit-filter", action="store_true", help="no edit-distance filter")
+    s.add_argument("--batch-size", type=int, default=100,
+                   help="labelled sentence pairs per minibatch: batch-size // k sources with their k targets "
+                        "(default 100) [100 sentence pairs]")
+    s.add_argument("--lr", type=float, default=1e-5, help="Adam learning rate, constant (default 1e-5) [Adam, 1e-5]")
+    s.add_argument("--epochs", type=int, default=2, help="passes over the mined examples (default 2) [2]")
+    s.add_argument("--rounds", type=int, default=1, help="mine-and-train rounds (default 1) [1: more did not help "
+                                                         "on BUCC]")
+    s.add_argument("--max-length", type=int, default=512, help="max tokens per sentence (default 512, as hf)")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--device", default="auto", help="cpu, cuda, ... (default: cuda if available)")
+    s.add_argument("--data-dir", help="data root for --bucc (default: $XSIMPP_DATA_DIR, then the user data dir)")
+    s.add_argument("--cache-dir", help="embedding cache folder (default: the user data dir's)")
+    s.add_argument("--no-cache", action="store_true", help="encode everything afresh")
+    s.add_argument("--quiet", action="store_true", help="no per-step loss lines")
+    s.set_defaults(func=run_self_train)
+
+
+def _self_train_sides(args):
+    """(source sentences, target sentences, source language, target language, data description)."""
+    from ..errors import BadInputError
+    from ..textio import file_sha256, read_lines
+
+    if args.bucc and (args.src or args.tgt):
+        raise BadInputError("give either --bucc PAIR or --src/--tgt, not both")
+    if args.bucc:
+        from ..datasets.bucc import Bucc2018
+
+        split = Bucc2018(args.data_dir).load(args.bucc, args.split)
+        return (split.src, split.tgt, args.src_lang or split.src_lang, args.tgt_lang or split.tgt_lang,
+                {"bucc": {"pair": split.pair, "split": split.split, "checksum": split.checksum,
+                          "gold_used": False}})
+    if not (args.src and args.tgt):
+        raise BadInputError("give the two sides: --src FILE --tgt FILE, or --bucc PAIR")
+    if not args.src_lang:
+        raise BadInputError("give the source language: --src-lang CODE")
+    return (read_lines(args.src), read_lines(args.tgt), args.src_lang, args.tgt_lang or "en",
+            {"files": {"src": str(args.src), "tgt": str(args.tgt)},
+             "file_sha256": {"src": file_sha256(args.src), "tgt": file_sha256(args.tgt)}})
+
+
+def run_self_train(args) -> int:
+    from ..cache import EmbeddingCache
+    from ..errors import BadInputError
+    from ..training.self_train import SelfTrainConfig, self_train
+    from .common import check_outputs
+
+    check_outputs(args, dirs={"out": "--out"})
+    if args.no_edit_filter and args.edit_filter != 0.5:
+        raise BadInputError("give --edit-filter or --no-edit-filter, not both")
+    cfg = SelfTrainConfig(layer=args.layer, prompt=args.prompt, k=args.k, keep_fraction=args.keep_fraction,
+                          digits=None if args.digits == "none" else args.digits,
+                          max_edit_similarity=None if args.no_edit_filter else args.edit_filter,
+                          top_share=args.top_share, negatives=args.negatives, batch_size=args.batch_size, lr=args.lr,
+                          epochs=args.epochs, rounds=args.rounds, max_length=args.max_length, seed=args.seed,
+                          device=args.device)
+    cfg.check()  # every knob before any data is read or model loaded
+    src, tgt, src_lang, tgt_lang, info = _self_train_sides(args)
+
+    def log(message: str) -> None:
+        if not (args.quiet and " step " in message):
+            print(message, file=sys.stderr, flush=True)
+
+    from ..encoders.hf import HFEncoder
+
+    base = HFEncoder(model=args.model, layer=cfg.layer, prompt=cfg.prompt, max_length=cfg.max_length,
+                     device=cfg.device)
+    # the base's own cache: its English vectors (and round 1's source vectors) are those of every
+    # `--encoder hf --model BASE` run, and of the checkpoint's frozen side afterwards
+    cache = None if args.no_cache else EmbeddingCache(base.id, base.fingerprint, args.cache_dir)
+    try:
+        res = self_train(src, tgt, args.model, args.out, cfg, tgt_lang=tgt_lang, src_lang=src_lang, cache=cache,
+                         data_info=info, log=log, base=base)
+    finally:
+        if cache is not None:
+            cache.close()
+    r = res.rounds[-1]
+    print(f"self-trained {res.steps} steps in {len(res.rounds)} round(s) ({res.seconds:.1f}s, "
+          f"{res.steps_per_second:.3f} steps/s); last round: {r.positives} positives, loss {r.loss_first:.4f} -> "
+          f"{r.loss_last:.4f}; model in {res.out} (load with --encoder hf --model {res.out})")
+    return 0
 
 
 def _read(args):

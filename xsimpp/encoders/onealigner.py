@@ -51,7 +51,8 @@ from .base import Option, PairScorer, Requirement
 from .e5_weights import PROMPT, is_bundled_name
 from .hf import (TORCH_REQ, TRANSFORMERS_REQ, _requirements, check_layer, default_model, drop_blocks_above,
                  bucket_batches, folder_revision, hidden_layer, load_transformer, mark_prompt,
-                 model_weights_requirement, n_layers, numerics, pad_batch, pad_id, resolve_model_dir, tokenize,
+                 model_weights_requirement, n_layers, numerics, pad_batch, pad_id, refuse_frozen_side, resolve_model_dir,
+                 tokenize,
                  torch_device, trained_defaults)
 
 ALPHA = 0.75
@@ -143,6 +144,7 @@ class OneAligner(PairScorer):
             raise BadInputError(f"onealigner: scoring must be one of {', '.join(SCORINGS)} and normalization one of "
                                 f"{', '.join(NORMALIZATIONS)}")
         self.folder = resolve_model_dir(self.model_name, adapter="onealigner")
+        refuse_frozen_side(self.folder, "onealigner")
         self._tok, self._model = load_transformer(self.folder, adapter="onealigner")
         trained = trained_defaults(self.folder)  # a checkpoint of `xsimpp train`: its layer and prompt
         if layer is None and "layer" in trained:

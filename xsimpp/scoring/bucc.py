@@ -1,8 +1,9 @@
-"""BUCC 2018 bitext mining (Zweigenbaum et al. 2018) scored as LASER/XTREME do, plus the filters of
-Keung et al. (2020). Arrays and strings in, numbers out; no I/O.
+"""BUCC 2018 bitext mining (Zweigenbaum et al. 2018) scored as LASER/XTREME do, and the pieces of
+Keung et al. (2020)'s protocol. Arrays and strings in, numbers out; no I/O.
 
 Pipeline: ``mine_candidates`` (margin kNN both ways; candidates = forward best per source ∪
-backward best per target, the max score kept per pair) -> optional ``one_to_one`` (the LASER /
+backward best per target, the max score kept per pair; ``forward_only``: each source's best alone,
+Keung et al.'s retrieval) -> optional ``one_to_one`` (the LASER /
 XTREME scripts' greedy selection) -> optional ``expand_duplicates`` (mining
 ran over unique texts) -> optional filters -> a threshold, chosen on gold (``tune_threshold``),
 by a prior proportion (``keep_fraction_threshold``) or by cross-validation
@@ -68,9 +69,14 @@ def mine_candidates(
     margin: str = "ratio",
     k: int = 4,
     config: EngineConfig | None = None,
+    forward_only: bool = False,
 ) -> Candidates:
     """Margin-scored candidate pairs, both directions (LASER mine_bitexts ``--retrieval max``
     without its one-to-one pass; XTREME's BUCC candidates).
+
+    ``forward_only``: each source paired with its best target only (Keung et al. 2020, section 2:
+    "each source sentence is paired with its nearest neighbor in the target language based on
+    this score"); the margin still averages both sides' k-NN similarities, as their Eq. 1 does.
 
     Each direction uses ``min(k, size of the other side)`` neighbours, as LASER's mine_bitexts
     does, so a set smaller than k is scored instead of failing. The forward best of source i and
@@ -94,8 +100,10 @@ def mine_candidates(
     # Best per line: the first maximum among candidates ordered (similarity desc, index asc), so a
     # tie in margin score goes to the higher similarity, then to the lower index.
     fwd_tgt, fwd_score = knn.forward_best()
-    bwd_src, bwd_score = knn.backward_best()
     rows_x, rows_y = np.arange(n_x), np.arange(n_y)
+    if forward_only:
+        return unify_pairs(rows_x, fwd_tgt, fwd_score, k_fwd, k_bwd)
+    bwd_src, bwd_score = knn.backward_best()
     src = np.concatenate([rows_x, bwd_src])
     tgt = np.concatenate([fwd_tgt, rows_y])
     score = np.concatenate([fwd_score, bwd_score])
@@ -313,27 +321,42 @@ def cross_validate(cands: Candidates, is_gold: np.ndarray, gold_src: np.ndarray,
 
 
 _DIGITS = re.compile(r"\d+")
+_ASCII_DIGITS = re.compile("[0-9]+")
+DIGIT_RULES = ("ascii", "unicode")
 
 
 def digit_sequences(text: str) -> frozenset[str]:
     """Maximal digit runs, written in ASCII: NFKC folds full-width digits (common in Chinese text)
-    and other scripts' decimal digits map to their values, so ``２００８`` and ``2008`` match."""
+    and other scripts' decimal digits map to their values, so ``２００８`` and ``2008`` match.
+    A deviation from Keung et al. (``ascii_digit_sequences``), offered as ``digits="unicode"``."""
     text = unicodedata.normalize("NFKC", text)
     return frozenset("".join(str(unicodedata.decimal(c)) for c in run) for run in _DIGITS.findall(text))
 
 
-def digit_filter(src_texts: Sequence[str], tgt_texts: Sequence[str], cands: Candidates) -> np.ndarray:
-    """Keep a candidate only when both sentences contain the same set of digit sequences."""
-    src_sets = {}
-    tgt_sets = {}
+def ascii_digit_sequences(text: str) -> frozenset[str]:
+    """Keung et al. (2020)'s rule as published (their footnote 2):
+    ``set(re.findall("[0-9]+", s))``: ASCII digit runs of the raw text, so ``２００８年`` holds none
+    and does not match ``2008``."""
+    return frozenset(_ASCII_DIGITS.findall(text))
+
+
+def digit_filter(src_texts: Sequence[str], tgt_texts: Sequence[str], cands: Candidates,
+                 digits: str = "unicode") -> np.ndarray:
+    """Keep a candidate only when both sentences contain the same set of digit sequences
+    (``digits``: "ascii", Keung et al.'s ``[0-9]+``, or "unicode", any decimal digit after NFKC)."""
+    if digits not in DIGIT_RULES:
+        raise BadInputError(f"digit rule must be one of {', '.join(DIGIT_RULES)}, not {digits!r}")
+    runs = ascii_digit_sequences if digits == "ascii" else digit_sequences
+    src_sets: dict[int, frozenset[str]] = {}
+    tgt_sets: dict[int, frozenset[str]] = {}
     keep = np.empty(len(cands), dtype=bool)
     for n, (s, t) in enumerate(zip(cands.src.tolist(), cands.tgt.tolist())):
         a = src_sets.get(s)
         if a is None:
-            a = src_sets[s] = digit_sequences(src_texts[s])
+            a = src_sets[s] = runs(src_texts[s])
         b = tgt_sets.get(t)
         if b is None:
-            b = tgt_sets[t] = digit_sequences(tgt_texts[t])
+            b = tgt_sets[t] = runs(tgt_texts[t])
         keep[n] = a == b
     return keep
 

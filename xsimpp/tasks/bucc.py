@@ -1,7 +1,16 @@
 """The BUCC 2018 task (Zweigenbaum et al. 2018): comparable corpora with gold pairs -> encoder
-(cached) -> margin mining both ways -> threshold (tuned on gold, a prior proportion, or
-cross-validated) -> precision / recall / F1 records, as LASER/XTREME score it, with Keung et al.'s
-filters.
+(cached) -> margin mining -> threshold (tuned on gold, a prior proportion, or cross-validated) ->
+precision / recall / F1 records, under one of two protocols:
+
+- ``laser`` (default): LASER's / XTREME's. Candidates = forward best per source ∪ backward best per
+  target; optional filters, applied to the candidates before any threshold is set.
+- ``keung``: Keung et al. (2020), sections 2 and 3.1. Each (non-English) source is paired with its
+  nearest target by the ratio margin (forward only, k = 4); the threshold keeps the best ~2 % of
+  the source sentences *counted before the filters*, and only then do the digit filter (ASCII
+  ``[0-9]+`` runs as sets, their footnote 2) and the edit-distance filter drop pairs.
+  ``keung_settings`` holds the paper's values. Only the prior-proportion threshold depends on
+  the order of filters and threshold: a score threshold tuned on gold (or cross-validated)
+  extracts {score >= t} ∩ {passes the filters} whichever comes first.
 
 No printing here; the CLI renders what this returns.
 """
@@ -19,7 +28,7 @@ from ..encoders.base import Encoder
 from ..errors import BadInputError
 from ..results import ResultRecord
 from ..scoring import EngineConfig
-from ..scoring.bucc import (PRF, Candidates, CrossValidation, cross_validate, digit_filter, edit_filter,
+from ..scoring.bucc import (DIGIT_RULES, PRF, Candidates, CrossValidation, cross_validate, digit_filter, edit_filter,
                             evaluate_threshold, expand_duplicates, gold_mask, keep_fraction_threshold, mine_candidates,
                             tune_threshold, unique_texts)
 from ..scoring.bucc import one_to_one as greedy_one_to_one
@@ -27,23 +36,40 @@ from .base import (Embedder, MetricInfo, PairScores, Settings, Task, TaskReport,
                    pair_scores_for, sign)
 
 
+PROTOCOLS = ("laser", "keung")
+KEUNG_KEEP_FRACTION = 0.02  # "we choose a score threshold such that we retrieve ~2% of the pairs"
+KEUNG_MAX_EDIT_SIMILARITY = 0.5  # "remove sentence pairs where ... the character-level edit distance is <=50%"
+
+
 @dataclass(frozen=True)
 class BuccSettings(Settings):
-    """Mining (margin, k; k is clipped to each side's size as LASER does), the greedy one-to-one
-    selection, Keung et al.'s filters, and how the threshold is set: best F1 on a tune split's
-    gold (default), a prior proportion (``keep_fraction``), plus ``cv`` folds (seeded)."""
+    """The protocol (``laser`` or ``keung``, see the module docstring), mining (margin, k; k is
+    clipped to each side's size as LASER does), the greedy one-to-one selection, the filters
+    (``digits``: None, "unicode" or "ascii"; True means "unicode", the rule of earlier versions),
+    and how the threshold is set: best F1 on a tune split's gold (default), a prior proportion
+    (``keep_fraction``), plus ``cv`` folds (seeded)."""
 
     margin: str = "ratio"
     k: int = 4
     one_to_one: bool = False
-    digits: bool = False
+    digits: bool | str | None = None
     max_edit_similarity: float | None = None
     keep_fraction: float | None = None
     cv: int | None = None
     seed: int = 0
+    protocol: str = "laser"
 
     def __post_init__(self) -> None:
         check_margin_k(self.margin, self.k)
+        if self.protocol not in PROTOCOLS:
+            raise BadInputError(f"BUCC protocol must be one of {', '.join(PROTOCOLS)}, not {self.protocol!r}")
+        digits = "unicode" if self.digits is True else (None if self.digits in (False, None, "none") else self.digits)
+        if digits is not None and digits not in DIGIT_RULES:
+            raise BadInputError(f"digit rule must be one of {', '.join(DIGIT_RULES)} or none, not {self.digits!r}")
+        object.__setattr__(self, "digits", digits)
+        if self.protocol == "keung" and self.one_to_one:
+            raise BadInputError("the greedy one-to-one selection is LASER's/XTREME's, not part of Keung et al.'s "
+                                "protocol (forward retrieval); use it with --protocol laser")
         if self.keep_fraction is not None and not 0 < self.keep_fraction <= 1:
             raise BadInputError(f"keep fraction must be in (0, 1], got {self.keep_fraction}")
         if self.max_edit_similarity is not None and not 0 < self.max_edit_similarity <= 1:
@@ -53,14 +79,25 @@ class BuccSettings(Settings):
 
     @property
     def filters(self) -> str:
-        parts = (["digits"] if self.digits else []) + (
+        parts = ([f"digits-{self.digits}"] if self.digits else []) + (
             [f"edit<{self.max_edit_similarity:g}"] if self.max_edit_similarity is not None else [])
         return "+".join(parts) or "none"
 
     def params(self) -> dict:
         """Every setting, always present (the threshold rule and subset are per record: ``sign``)."""
-        return {"margin": self.margin, "k": 1 if self.margin == "absolute" else self.k, "filters": self.filters,
-                "retrieval": "max-1to1" if self.one_to_one else "max"}
+        retrieval = "forward" if self.protocol == "keung" else ("max-1to1" if self.one_to_one else "max")
+        return {"protocol": self.protocol, "margin": self.margin, "k": 1 if self.margin == "absolute" else self.k,
+                "filters": self.filters, "retrieval": retrieval}
+
+
+def keung_settings(*, keep_fraction: float | None = None, digits: str | None = "ascii",
+                   max_edit_similarity: float | None = KEUNG_MAX_EDIT_SIMILARITY, margin: str = "ratio", k: int = 4,
+                   cv: int | None = None, seed: int = 0, one_to_one: bool = False) -> BuccSettings:
+    """Keung et al. (2020)'s protocol with the paper's values unless given: ratio margin, k = 4,
+    forward retrieval, keep 2 % of the sources, then the ASCII digit filter and the 50 % edit filter."""
+    return BuccSettings(margin=margin, k=k, digits=digits, max_edit_similarity=max_edit_similarity,
+                        keep_fraction=KEUNG_KEEP_FRACTION if keep_fraction is None else keep_fraction, cv=cv,
+                        seed=seed, protocol="keung", one_to_one=one_to_one)
 
 
 
@@ -75,6 +112,7 @@ class MinedSplit:
     n_mined: int  # candidates before the filters
     dropped: dict[str, int] = field(default_factory=dict)
     n_unique: tuple[int, int] = (0, 0)
+    unfiltered_score: np.ndarray | None = None  # every candidate's score before the filters (sorted)
 
 
 @dataclass
@@ -104,24 +142,24 @@ def mine_split(encoder: Encoder, data: BuccSplit, settings: BuccSettings, embed:
     then give every line that carries a mined text the text pair's score. LASER drops sentences
     that occur more than once, losing their gold pairs; this keeps them all."""
     st = settings
-
+    forward = st.protocol == "keung"
     u_src, inv_src = unique_texts(data.src)
     u_tgt, inv_tgt = unique_texts(data.tgt)
     if embed is not None:
         x = embed(u_src, data.src_lang)
         y = embed(u_tgt, data.tgt_lang)
-        cands = mine_candidates(x, y, margin=st.margin, k=st.k, config=config)
+        cands = mine_candidates(x, y, margin=st.margin, k=st.k, config=config, forward_only=forward)
     else:
         scores = pairs or PairScores(encoder, None)
         sim = scores(u_src, u_tgt, data.src_lang, data.tgt_lang)
-        cands = mine_candidates(similarity=sim, margin=st.margin, k=st.k, config=config)
+        cands = mine_candidates(similarity=sim, margin=st.margin, k=st.k, config=config, forward_only=forward)
     if st.one_to_one:  # over distinct texts, as LASER (--unify) does, so duplicates do not block each other
         cands = greedy_one_to_one(cands)
     cands = expand_duplicates(cands, inv_src, inv_tgt)
-    n_mined = len(cands)
+    n_mined, unfiltered_score = len(cands), cands.score
     dropped: dict[str, int] = {}
     if st.digits:
-        keep = digit_filter(data.src, data.tgt, cands)
+        keep = digit_filter(data.src, data.tgt, cands, st.digits)
         dropped["digits"] = int((~keep).sum())
         cands = cands.take(keep)
     if st.max_edit_similarity is not None:
@@ -133,7 +171,7 @@ def mine_split(encoder: Encoder, data: BuccSplit, settings: BuccSettings, embed:
         is_gold, n_gold = gold_mask(cands, gs, gt), len(gs)
     else:
         is_gold, n_gold = np.zeros(len(cands), dtype=bool), 0
-    return MinedSplit(data, cands, is_gold, n_gold, n_mined, dropped, (len(u_src), len(u_tgt)))
+    return MinedSplit(data, cands, is_gold, n_gold, n_mined, dropped, (len(u_src), len(u_tgt)), unfiltered_score)
 
 
 def evaluate_bucc(
@@ -170,7 +208,10 @@ def evaluate_bucc(
     tuned = None
     if st.keep_fraction is not None:
         method = "keep-fraction"
-        threshold = keep_fraction_threshold(a.cands.score, st.keep_fraction, len(apply.src))
+        # Keung et al. count the kept share before their filters run; LASER-protocol runs count
+        # what the filters left (filters first, as in earlier versions)
+        counted = a.unfiltered_score if st.protocol == "keung" else a.cands.score
+        threshold = keep_fraction_threshold(counted, st.keep_fraction, len(apply.src))
         tune_name = None
         rule = f"keep-fraction={st.keep_fraction:g}"
     else:
@@ -192,6 +233,8 @@ def evaluate_bucc(
     report = BuccReport(apply.pair, encoder.id, apply.split, tune_name, method, optimistic, result, tuned, cvres,
                         mined, st, k_used)
     report.records.append(_bucc_record(encoder, apply, result, st, rule, a, k_used, optimistic))
+    if a.dropped:  # what the threshold kept before the filters removed pairs (Keung et al.'s order)
+        report.records[0].extra["above_threshold_before_filters"] = int((a.unfiltered_score >= threshold).sum())
     if cvres is not None:
         rec = _bucc_record(encoder, apply, cvres.pooled, st, f"cv{st.cv}-seed{st.seed}", a, k_used, False)
         rec.extra["fold_thresholds"] = [round(v, 6) for v in cvres.thresholds]
@@ -236,5 +279,5 @@ def bucc_rows(report: BuccReport) -> list[dict]:
     return rows
 
 
-TASK = Task("bucc", "BUCC 2018 bitext mining precision / recall / F1 (LASER/XTREME protocol, Keung et al. filters)",
+TASK = Task("bucc", "BUCC 2018 bitext mining precision / recall / F1 (LASER/XTREME or Keung et al. protocol)",
             {"bucc_f1": MetricInfo("F1 %", lower_is_better=False)}, BuccSettings, evaluate_bucc)
