@@ -236,3 +236,21 @@ def test_presets_parse_and_cli_errors_exit_2(tmp_path, capsys):
     assert main(["study", "--preset", "small", str(bad)]) == 2
     assert main(["study", "--preset", "small", "--print-config"]) == 0
     assert "[[encoders]]" in capsys.readouterr().out
+
+
+def test_ntrex_loader_and_distractor_pool_on_real_data(real_data):
+    from xsimpp.datasets.ntrex import Ntrex128
+    from xsimpp.study.data import build_distractors
+
+    nt = Ntrex128("test", real_data)
+    assert "swh_Latn" in nt.languages()  # the file is newstest2019-ref.swa.txt: swa -> swh_Latn
+    bt = nt.bitext("swa", "eng")
+    assert len(bt) == 1997 and bt.tgt_lang == "eng_Latn"
+    cfg = parse_config(PRESETS["small"].replace("distractors = 50000", "distractors = 3000"))
+    gold = {" ".join(t.split()) for t in bt.tgt[:500]}
+    pool = build_distractors(cfg, gold, [real_data])
+    assert len(pool.lines) == len(set(pool.lines)) == 3000 and not gold & set(pool.lines)
+    # whole sources first (FLORES dev 997 + NTREX minus gold 1497 + OLDI, capped at 3000), nothing sampled
+    assert pool.per_source["flores200-dev"] == 997 and pool.per_source["ntrex128"] == 1497
+    assert sum(pool.per_source.values()) == 3000
+    assert build_distractors(cfg, gold, [real_data]).lines == pool.lines  # seeded

@@ -37,10 +37,16 @@ def run(args) -> int:
     check_out_dir(out, args.overwrite)
     result = study(cfg, data_dir=args.data_dir, cache=args.cache_dir or True, out=out, overwrite=args.overwrite,
                    progress=not args.no_progress)
-    print("encoding cost per encoder (sentences encoded now / asked for; seconds; shared pass):")
+    print("encoding cost per encoder (sentences encoded now / asked for; seconds):")
+    seen = set()
     for c in result.costs:
-        shared = (f"  [one forward pass with {c['shared_pass']}: {c['shared_pass_encoded']} sentences, "
-                  f"{c['shared_pass_seconds']} s]") if c["shared_pass"] else ""
+        shared = ""
+        if c["shared_pass"] and c["shared_pass"] not in seen:
+            seen.add(c["shared_pass"])
+            shared = (f"  [one forward pass for {c['shared_pass']}: {c['shared_pass_encoded']} sentences, "
+                      f"{c['shared_pass_seconds']} s]")
+        elif c["shared_pass"]:
+            shared = "  [from the shared pass above]"
         print(f"  {c['encoder']:<20} {c['encoded']:>7} / {c['requested']:<7} encode {c['encode_seconds']:>8.1f} s  "
               f"score {c['score_seconds']:>6.1f} s{shared}")
     for gt in result.rankings:

@@ -135,7 +135,8 @@ def _cells_table(cells: Sequence[dict], columns: Sequence[str]) -> str:
             else:
                 tds.append(f"<td class=t>{html.escape('' if v is None else str(v))}</td>")
         rows.append("<tr>" + "".join(tds) + "</tr>")
-    return f'<table class=sortable id=cells><thead><tr>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
+    return (f'<div style="overflow-x:auto"><table class=sortable id=cells><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div>')
 
 
 def study_html(result, plots: dict[str, bytes], truths: dict[str, str]) -> str:
@@ -154,6 +155,13 @@ def study_html(result, plots: dict[str, bytes], truths: dict[str, str]) -> str:
         f"cross-validated over sources ({cfg.folds} folds), and precision at the fixed threshold {cfg.fixed_threshold}. "
         "Proxies are computed on FLORES devtest (and Tatoeba v1); <b>mining_f1</b> shares its FLORES gold sentences "
         "with the proxies, <b>mining_f1_ntrex</b> uses NTREX sentences only, which no proxy saw.</p>")
+    parts.append(
+        "<p class=meta>How to read: for every pair of encoders within one language, a proxy <i>agrees</i> when it "
+        "orders the two as the ground truth does (Kocmi et al. 2021; ties as mt-metrics-eval). Accuracy = agreements "
+        "/ pairs over all languages, with a bootstrap CI over pairs; PERM-BOTH p tests whether the best proxy's "
+        "accuracy differs from this one's (two-sided; pairs within a language are not independent, so treat CIs "
+        "as optimistic). Proxy names: xsim[margin], xsim++[style] and xsim++[style:types] (counting only errors "
+        "of those types; misaligned = any other wrong neighbour).</p>")
     for note in result.notes:
         parts.append(f"<p class=meta>Note: {html.escape(note)}</p>")
     for gt, rep in result.rankings.items():

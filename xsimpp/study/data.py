@@ -179,6 +179,10 @@ def load_study_data(cfg: StudyConfig, data_dir=None) -> StudyData:
         if code in tatoeba_langs:
             tt = _head(tatoeba.bitext(tatoeba_langs[code], "eng"), cfg.tatoeba_lines)
         languages.append(LanguageData(code, fl, nt, tt))
+    no_tat = [ld.lang for ld in languages if ld.tatoeba is None]
+    if cfg.tatoeba and no_tat:
+        notes.append(f"no Tatoeba v1 pairs for {', '.join(no_tat)} (Tatoeba's 'cmn' is left out: it could be "
+                     "zho_Hans or zho_Hant); the Tatoeba proxy is ranked on the other languages only")
     missing_nt = [ld.lang for ld in languages if ld.ntrex is None]
     if missing_nt and ntrex_langs:
         notes.append(f"no NTREX-128 file for {', '.join(missing_nt)}: FLORES gold only there")

@@ -40,7 +40,7 @@ class Cost:
     encoded: int = 0  # sentences encoded in this run
     requested: int = 0  # sentences asked for (encoded + reused from the cache)
     seconds: float = 0.0  # time spent encoding
-    shared_with: str = ""  # the label whose forward pass computed these vectors too
+    shared_with: str = ""  # the labels whose vectors one forward pass computes together
 
 
 @dataclass
@@ -236,5 +236,5 @@ def build_encoders(specs: Sequence[EncoderSpec], *, cache: bool | str | Path = T
         group = SharedForward(runner, members)
         for m in members:
             m.group = group
-            m.cost.shared_with = members[0].label if len(members) > 1 else ""
+            m.cost.shared_with = ", ".join(x.label for x in members) if len(members) > 1 else ""
     return out
