@@ -116,7 +116,8 @@ def _ranking_table(report, table_id: str, truth_label: str) -> str:
             v = p.correlations.get(key, float("nan"))
             cells.append(f'<td data-v="{"" if not np.isfinite(v) else f"{v:.6f}"}">{"–" if not np.isfinite(v) else f"{v:.3f}"}</td>')
         rows.append("<tr>" + "".join(cells) + "</tr>")
-    return (f'<table class=sortable id="{table_id}"><thead>{head}</thead><tbody>{"".join(rows)}</tbody></table>'
+    return (f'<div style="overflow-x:auto"><table class=sortable id="{table_id}"><thead>{head}</thead>'
+            f'<tbody>{"".join(rows)}</tbody></table></div>'
             f'<p class=meta>{truth_label}: {report.n_systems} encoders × {report.n_directions} directions, '
             f'{report.pairs} pairs; chance {_pct(report.chance)} %. Correlations: within-direction averages '
             f'(tasks.ranking). ↓ = lower is better (negated before ranking).</p>')
