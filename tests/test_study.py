@@ -1,0 +1,256 @@
+"""`xsimpp study`: the pipeline on hand-made data with hand-checked accuracies, the shared forward
+pass against each member encoder's own vectors, configuration errors, and the output folder."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from xsimpp.datasets.base import Bitext
+from xsimpp.encoders.base import VectorEncoder
+from xsimpp.errors import BadInputError
+from xsimpp.study.config import PRESETS, EncoderSpec, StudyConfig, parse_config
+from xsimpp.study.data import Distractors, LanguageData, StudyData
+from xsimpp.study.encoders import StudyEncoder
+from xsimpp.study.run import run_study
+
+D = 64  # one basis vector per English line below, and spare ones for confused sources
+
+
+class Lookup(VectorEncoder):
+    """Vectors from a table: sentence -> basis vector index."""
+
+    name = "lookup"
+    language_agnostic = True
+
+    def __init__(self, table: dict[str, int]):
+        self.table = table
+
+    @property
+    def revision(self) -> str:
+        return "test"
+
+    def encode(self, sentences, *, lang=None, progress=None):
+        out = np.zeros((len(sentences), D), dtype=np.float32)
+        for i, s in enumerate(sentences):
+            out[i, self.table[s]] = 1.0
+        return out
+
+
+ENG_FLORES = [f"flores english {i}" for i in range(5)]  # basis 0..4
+ENG_NTREX = [f"ntrex english {i}" for i in range(5)]  # basis 5..9
+DISTRACTORS = [f"distractor {i}" for i in range(8)]  # basis 10..17
+ENG_TATOEBA = {lang: [f"{lang} tatoeba english {i}" for i in range(4)] for lang in ("deu", "fra")}  # 18..21, 22..25
+SPARE = 40  # basis vectors >= 40 are orthogonal to every English line: a confused Tatoeba source
+
+
+def _english_table() -> dict[str, int]:
+    table = {s: i for i, s in enumerate(ENG_FLORES + ENG_NTREX + DISTRACTORS)}
+    table.update({s: 18 + i for i, s in enumerate(ENG_TATOEBA["deu"])})
+    table.update({s: 22 + i for i, s in enumerate(ENG_TATOEBA["fra"])})
+    return table
+
+
+def _encoder(wrong: dict[str, dict[str, set[int]]]) -> Lookup:
+    """Source i of each set maps onto its gold English vector, unless i is listed as wrong: then a
+    FLORES/NTREX source maps onto a distractor of its own (cosine 1 with it, 0 with every gold
+    line), and a Tatoeba source onto a spare vector (cosine 0 with every English line)."""
+    table = _english_table()
+    spare = SPARE
+    for lang in ("deu", "fra"):
+        d = 0
+        for kind, gold_base, n in (("flores", 0, 5), ("ntrex", 5, 5)):
+            for i in range(n):
+                if i in wrong[lang][kind]:
+                    table[f"{lang} {kind} {i}"] = 10 + d
+                    d += 1
+                else:
+                    table[f"{lang} {kind} {i}"] = gold_base + i
+        base = 18 if lang == "deu" else 22
+        for i in range(4):
+            if i in wrong[lang]["tatoeba"]:
+                table[f"{lang} tatoeba {i}"] = spare
+                spare += 1
+            else:
+                table[f"{lang} tatoeba {i}"] = base + i
+    return Lookup(table)
+
+
+def _data() -> StudyData:
+    langs = []
+    for lang in ("deu", "fra"):
+        fl = Bitext("flores200", "devtest", lang, "eng_Latn", [f"{lang} flores {i}" for i in range(5)], ENG_FLORES)
+        nt = Bitext("ntrex128", "test", lang, "eng_Latn", [f"{lang} ntrex {i}" for i in range(5)], ENG_NTREX)
+        tt = Bitext("tatoeba", "test", lang, "eng", [f"{lang} tatoeba {i}" for i in range(4)], ENG_TATOEBA[lang])
+        langs.append(LanguageData(lang, fl, nt, tt))
+    return StudyData(langs, {}, Distractors(list(DISTRACTORS), {"hand": 8}, {"hand": 8}))
+
+
+# Wrong sources per encoder (never index 0: a confused source's margins are all 0 and ties go to
+# index 0, which would make it right by accident).
+#   deu   A: none            B: flores {1}, ntrex {1}      C: flores {1,2}, ntrex {1,2}
+#         Tatoeba wrong      A: -   B: {1,2}   C: {1}
+#   fra   A: flores {1}      B: ntrex {1,2,3}              C: flores {1,2}, ntrex {1,2}
+#         Tatoeba wrong      A: -   B: {1,2,3} C: {1}
+WRONG = {
+    "A": {"deu": {"flores": set(), "ntrex": set(), "tatoeba": set()},
+          "fra": {"flores": {1}, "ntrex": set(), "tatoeba": set()}},
+    "B": {"deu": {"flores": {1}, "ntrex": {1}, "tatoeba": {1, 2}},
+          "fra": {"flores": set(), "ntrex": {1, 2, 3}, "tatoeba": {1, 2, 3}}},
+    "C": {"deu": {"flores": {1, 2}, "ntrex": {1, 2}, "tatoeba": {1}},
+          "fra": {"flores": {1, 2}, "ntrex": {1, 2}, "tatoeba": {1}}},
+}
+
+
+def _config(**kw) -> StudyConfig:
+    specs = [EncoderSpec(n, "chargram", family=n) for n in "ABC"]
+    base = dict(name="tiny", languages=["deu", "fra"], encoders=specs, flores_lines=0, ntrex_lines=0, tatoeba_lines=0,
+                xsim_margins=["absolute"], xsimpp_styles=[], folds=2, bootstrap=200, permutations=200, fixed_threshold=3.0)
+    base.update(kw)
+    return StudyConfig(**base)
+
+
+def test_pipeline_on_hand_made_vectors_gives_hand_checked_accuracy():
+    # Mining (ratio margin, k = 4): a right source and its gold line have cosine 1 and 0 with all
+    # else, so margin 1 / ((1/4 + 1/4) / 2) = 4; a wrong source pairs with its distractor at the same
+    # 4; every other candidate (a backward best among zeros) scores 0. Every cut falls between 4 and
+    # 0, so mining F1 = 2c / (extracted + gold) = 2c / (10 + 10) = c / 10 with c right sources:
+    #   deu  A 10/10 = 100   B 8/10 = 80   C 6/10 = 60      (NTREX only: A 100, B 80, C 60)
+    #   fra  A  9/10 =  90   B 7/10 = 70   C 6/10 = 60      (NTREX only: A 100, B 40, C 60)
+    # xsim, absolute margin (FLORES, 5 lines): a wrong source has cosine 0 with every gold line ->
+    # the first maximum, index 0 -> an error (the ratio margin is 0 / 0 there: left out):
+    #   deu  A 0 %  B 20 %  C 40 %;   fra  A 20 %  B 0 %  C 40 %
+    # Tatoeba (4 lines, both directions): accuracy = right / 4:
+    #   deu  A 100  B 50  C 75;       fra  A 100  B 25  C 75
+    # Pairwise accuracy against mining_f1 (pairs AB, AC, BC per language):
+    #   xsim:    deu 3/3 (A<B<C errors, A>B>C F1); fra: AB disagrees (xsim prefers B), AC, BC agree -> 2/3; 5/6
+    #   tatoeba: deu AB, AC agree, BC disagrees (C 75 > B 50 but F1 B > C) -> 2/3; fra the same -> 2/3; 4/6
+    # Against mining_f1_ntrex: xsim deu 3/3; fra AB disagrees, AC agrees, BC disagrees (xsim B, ntrex C) -> 1/3; 4/6
+    #   tatoeba: deu 2/3; fra AB agrees, AC agrees, BC agrees (C 75 > B 25, ntrex C 60 > B 40) -> 3/3; 5/6
+    cfg = _config()
+    encoders = [StudyEncoder(EncoderSpec(n, "lookup", family=n), _encoder(WRONG[n]), None) for n in "ABC"]
+    res = run_study(cfg, _data(), encoders)
+    cell = {(c["system"], c["lang"]): c for c in res.cells}
+    f1 = {k: round(v["mining_f1"], 6) for k, v in cell.items()}
+    assert f1 == {("A", "deu"): 100, ("B", "deu"): 80, ("C", "deu"): 60, ("A", "fra"): 90, ("B", "fra"): 70,
+                  ("C", "fra"): 60}
+    assert [round(cell[(n, "fra")]["mining_f1_ntrex"], 6) for n in "ABC"] == [100, 40, 60]
+    assert [cell[(n, "deu")]["xsim[absolute]"] for n in "ABC"] == [0, 20, 40]
+    assert [cell[(n, "fra")]["xsim[absolute]"] for n in "ABC"] == [20, 0, 40]
+    assert [cell[(n, "fra")]["tatoeba"] for n in "ABC"] == [100, 25, 75]
+
+    def acc(report, proxy):
+        p = next(p for p in report.proxies if p.proxy == proxy)
+        return p.accuracy.agreements, p.accuracy.pairs
+
+    f1_all, f1_ntrex = res.rankings["mining_f1"], res.rankings["mining_f1_ntrex"]
+    assert acc(f1_all, "xsim[absolute]") == (5, 6)
+    assert acc(f1_ntrex, "xsim[absolute]") == (4, 6)
+    tat_all, tat_ntrex = res.tatoeba_rankings["mining_f1"], res.tatoeba_rankings["mining_f1_ntrex"]
+    assert acc(tat_all, "tatoeba") == (4, 6)
+    assert acc(tat_ntrex, "tatoeba") == (5, 6)
+    # the best proxy is listed first and PERM-BOTH compares it with each other one
+    assert [p.proxy for p in tat_ntrex.proxies] == ["tatoeba", "xsim[absolute]"]  # best first
+    assert {b for _, b, _ in tat_ntrex.comparisons} == {p.proxy for p in tat_ntrex.proxies[1:]}
+    # the fixed threshold (3.0 here) keeps exactly the score-4 pairs: precision = recall = c / 10
+    assert round(cell[("C", "fra")]["mining_p_fixed"], 6) == 60
+    # every cell is signed, and the signature names the system and the study's data
+    sig = res.records[0].signature
+    assert sig.dataset == "study:tiny" and sig.params["system"] == "A"
+
+
+def test_output_folder_is_complete_and_refuses_to_clobber(tmp_path):
+    from xsimpp.study.output import write_study
+
+    encoders = [StudyEncoder(EncoderSpec(n, "lookup", family=n), _encoder(WRONG[n]), None) for n in "ABC"]
+    res = run_study(_config(), _data(), encoders)
+    out = write_study(res, tmp_path / "study")
+    names = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
+    assert {"report.html", "cells.csv", "records.jsonl", "summary.txt", "ranking_mining_f1.json",
+            "plots/acc-mining_f1.png"} <= names
+    html = (out / "report.html").read_text()
+    assert "data:image/png;base64," in html and "xsim[absolute]" in html
+    with pytest.raises(BadInputError, match="not empty"):
+        write_study(res, out)
+    assert write_study(res, out, overwrite=True) == out
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no temporary left behind
+
+
+def test_shared_forward_pass_equals_each_members_own_vectors(tmp_path):
+    import tiny_models
+    import torch
+
+    from xsimpp.encoders.hf import HFEncoder
+    from xsimpp.encoders.onealigner import OneAligner
+    from xsimpp.study.encoders import build_encoders
+
+    torch.set_num_threads(1)
+    model = str(tiny_models.cached("xlmr"))
+    specs = [EncoderSpec("L1", "hf", {"model": model, "layer": 1}),
+             EncoderSpec("L2", "hf", {"model": model, "layer": 2}),
+             EncoderSpec("oa", "onealigner", {"model": model, "layer": 1, "scoring": "mean", "max_length": 512,
+                                              "normalization": "none"})]
+    encs = build_encoders(specs, cache=tmp_path / "cache")
+    assert encs[0].group is encs[1].group is encs[2].group  # one pass for all three
+    sents = ["Una frase di prova.", "A short test sentence, with more words than the first one.", "Short."]
+    for se, layer in zip(encs[:2], (1, 2)):
+        own = HFEncoder(model=model, layer=layer).encode(sents)
+        np.testing.assert_allclose(se.vectors(sents, "eng_Latn"), own, rtol=0, atol=1e-6)
+    oa = OneAligner(model=model, layer=1, scoring="mean", normalization="none", max_length=512)
+    want = oa.score_states(oa.token_states(sents), oa.token_states(sents))
+    got = encs[2].vectors(sents, "eng_Latn")
+    g = got / np.linalg.norm(got, axis=1, keepdims=True)
+    np.testing.assert_allclose(g @ g.T, want, atol=1e-5)
+    # the pass ran once: the second member found its vectors in its cache
+    assert encs[0].group.cost.encoded == len(sents)
+    # the hf members' caches are the ones `xsimpp eval --encoder hf` reads (same id and fingerprint)
+    assert encs[1].cache.path.stem == HFEncoder(model=model, layer=2).fingerprint
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda t: t.replace('name = "small"\n', ""), "missing 'name'"),
+    (lambda t: t.replace('name = "chargram"', 'name = "no-such-encoder"'), "unknown encoder name 'no-such-encoder'"),
+    (lambda t: t.replace("folds = 5", "foldz = 5"), "unknown key 'foldz' in \\[mining\\]"),
+    (lambda t: t.replace("k = 4", 'k = "four"'), "\\[mining\\] k must be an integer"),
+    (lambda t: t.replace('label = "minilm"', 'label = "chargram"'), "used twice"),
+    (lambda t: t + "\n[extra]\n", "unknown table \\[extra\\]"),
+    (lambda t: t.replace("[mining]", "[mining"), "not valid TOML"),
+])
+def test_config_errors_are_one_sentence(edit, message):
+    with pytest.raises(BadInputError, match=message):
+        parse_config(edit(PRESETS["small"]), "test.toml")
+
+
+def test_presets_parse_and_cli_errors_exit_2(tmp_path, capsys):
+    from xsimpp.cli import main
+
+    small = parse_config(PRESETS["small"])
+    large = parse_config(PRESETS["large"])
+    assert len(small.encoders) >= 8 and len(small.languages) >= 10 and small.distractors >= 50000
+    assert len(large.encoders) > len(small.encoders) and "paper" in large.xsimpp_styles
+    bad = tmp_path / "bad.toml"
+    bad.write_text(PRESETS["small"].replace('"bem"]', '"bem", "xxq"]'))
+    assert main(["study", str(bad), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "xxq" in err[0]
+    assert main(["study", "--preset", "small", str(bad)]) == 2
+    assert main(["study", "--preset", "small", "--print-config"]) == 0
+    assert "[[encoders]]" in capsys.readouterr().out
+
+
+def test_ntrex_loader_and_distractor_pool_on_real_data(real_data):
+    from xsimpp.datasets.ntrex import Ntrex128
+    from xsimpp.study.data import build_distractors
+
+    nt = Ntrex128("test", real_data)
+    assert "swh_Latn" in nt.languages()  # the file is newstest2019-ref.swa.txt: swa -> swh_Latn
+    bt = nt.bitext("swa", "eng")
+    assert len(bt) == 1997 and bt.tgt_lang == "eng_Latn"
+    cfg = parse_config(PRESETS["small"].replace("distractors = 50000", "distractors = 3000"))
+    gold = {" ".join(t.split()) for t in bt.tgt[:500]}
+    pool = build_distractors(cfg, gold, [real_data])
+    assert len(pool.lines) == len(set(pool.lines)) == 3000 and not gold & set(pool.lines)
+    # whole sources first (FLORES dev 997 + NTREX minus gold 1497 + OLDI, capped at 3000), nothing sampled
+    assert pool.per_source["flores200-dev"] == 997 and pool.per_source["ntrex128"] == 1497
+    assert sum(pool.per_source.values()) == 3000
+    assert build_distractors(cfg, gold, [real_data]).lines == pool.lines  # seeded

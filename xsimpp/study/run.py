@@ -1,0 +1,302 @@
+"""Run a study: per (encoder, language) the proxies and the mining ground truth, then the ranking
+analysis of every proxy against mining -- the same statistics as `xsimpp rank`
+(``tasks.ranking.evaluate_table``: pairwise accuracy within language directions, Kocmi et al.
+2021; bootstrap CI; PERM-BOTH; correlations), with mining F1 in the place of BLEU.
+
+Ground truths (each its own ranking):
+- ``mining_f1``: gold pairs of FLORES devtest and NTREX-128 mined together against their English
+  plus the distractor pool (margin kNN both ways, BUCC's candidates), F1 with the threshold
+  cross-validated over source sentences (``scoring.bucc.cross_validate``);
+- ``mining_f1_ntrex``: the same candidates restricted to NTREX sources and gold -- sentences no
+  FLORES-based proxy saw, so a proxy that predicts it predicts mining on unseen text (xsim on
+  FLORES devtest and the FLORES gold share their sentences: ``mining_f1`` is partly circular);
+- ``mining_p_fixed``: precision at the fixed threshold (LASER's usual ratio margin 1.06) over all
+  gold, as a miner who cannot tune on gold runs it (recall and F1 there are in the table too).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import BadInputError
+from ..results import ResultRecord
+from ..scoring import bucc as B
+from ..scoring import tatoeba_accuracy, xsim
+from ..tasks.base import Settings, sign
+from ..tasks.ranking import ERROR_TYPES, RankingTable, all_error_type_subsets, evaluate_table
+from .config import StudyConfig
+from .data import ENGLISH, LanguageData, StudyData
+from .encoders import StudyEncoder
+
+log = logging.getLogger(__name__)
+
+GROUND_TRUTHS = {
+    "mining_f1": "mining F1, FLORES + NTREX gold (threshold cross-validated)",
+    "mining_f1_ntrex": "mining F1 on NTREX gold only (sentences no proxy saw)",
+    "mining_p_fixed": "mining precision at the fixed threshold",
+}
+
+
+@dataclass(frozen=True)
+class StudySettings(Settings):
+    """What changes a study's numbers besides encoder and data (signed into every record)."""
+
+    margin: str = "ratio"
+    k: int = 4
+    folds: int = 5
+    seed: int = 0
+    fixed_threshold: float = 1.06
+    distractors: int = 50000
+    mode: str = "text"
+
+
+def proxy_names(cfg: StudyConfig, styles: list[str]) -> list[str]:
+    """Proxy columns in table order: xsim per margin, xsim++ per style (+ error-type subsets)."""
+    names = [f"xsim[{m}]" for m in cfg.xsim_margins]
+    for style in styles:
+        names.append(f"xsim++[{style}]")
+        if cfg.error_type_subsets:
+            names += [f"xsim++[{style}:{'+'.join(t)}]" for t in all_error_type_subsets(ERROR_TYPES)]
+    return names
+
+
+def restricted_rate(error_types: dict[str, int], types: tuple[str, ...], n: int) -> float:
+    """xsim++ counting only errors of ``types`` (the errtype names, ``misaligned`` any other), in %."""
+    counts = {str(k).lower(): v for k, v in error_types.items()}
+    return 100.0 * sum(counts.get(t, 0) for t in types) / n
+
+
+@dataclass
+class MiningResult:
+    cv: B.CrossValidation
+    cv_ntrex: B.CrossValidation | None
+    cv_flores: B.CrossValidation
+    fixed: B.PRF
+    n_candidates: int
+    n_sources: int
+    n_targets: int
+
+
+def mine_language(enc: StudyEncoder, ld: LanguageData, eng_vec: Callable, src_vec: Callable, distractors: list[str],
+                  distractor_vecs: np.ndarray, cfg: StudyConfig) -> MiningResult:
+    """Mine one language's gold sources against its gold English + the distractor pool."""
+    src_index: dict[str, int] = {}
+    tgt_index: dict[str, int] = {}
+    gold_src, gold_tgt, origin = [], [], []
+    for tag, bt in ld.gold_sources:
+        for s, t in zip(bt.src, bt.tgt):
+            i = src_index.setdefault(s, len(src_index))
+            j = tgt_index.setdefault(t, len(tgt_index))
+            gold_src.append(i)
+            gold_tgt.append(j)
+            origin.append(tag)
+    gold_pairs = dict.fromkeys(zip(gold_src, gold_tgt))  # distinct pairs, in order
+    gs = np.array([p[0] for p in gold_pairs], dtype=np.int64)
+    gt = np.array([p[1] for p in gold_pairs], dtype=np.int64)
+    tags = {}
+    for (i, j), tag in zip(zip(gold_src, gold_tgt), origin):
+        tags.setdefault((i, j), tag)
+    tag_arr = np.array([tags[(int(i), int(j))] for i, j in zip(gs, gt)])
+    sources = list(src_index)
+    gold_eng = list(tgt_index)
+    x = src_vec(sources, ld.lang)
+    y = np.concatenate([eng_vec(gold_eng), distractor_vecs])
+    sim = enc.similarity(x, y)
+    cands = B.mine_candidates(None if sim is not None else x, None if sim is not None else y, similarity=sim,
+                              margin=cfg.margin, k=cfg.k)
+    is_gold = B.gold_mask(cands, gs, gt)
+    n_src = len(sources)
+    cv = B.cross_validate(cands, is_gold, gs, n_src, folds=cfg.folds, seed=cfg.seed)
+
+    def restricted(tag: str) -> B.CrossValidation | None:
+        keep_src = np.zeros(n_src, dtype=bool)
+        keep_src[gs[tag_arr == tag]] = True
+        if not keep_src.any():
+            return None
+        # sources of the other gold set leave the candidates; the pool and kNN stay as mined
+        mask = keep_src[cands.src]
+        g_ok = tag_arr == tag
+        return B.cross_validate(cands.take(mask), is_gold[mask], gs[g_ok], n_src, folds=cfg.folds, seed=cfg.seed)
+
+    fixed = B.evaluate_threshold(cands.score, is_gold, len(gs), cfg.fixed_threshold)
+    return MiningResult(cv, restricted("ntrex"), restricted("flores"), fixed, len(cands), n_src, len(y))
+
+
+@dataclass
+class StudyResult:
+    config: StudyConfig
+    cells: list[dict[str, Any]]  # one row per (encoder, language): proxies, ground truths, counts
+    proxies: list[str]
+    lower_is_better: dict[str, bool]
+    rankings: dict[str, Any]  # ground truth -> RankingReport (all languages, Tatoeba left out)
+    tatoeba_rankings: dict[str, Any]  # ground truth -> RankingReport on the languages with Tatoeba
+    records: list[ResultRecord]
+    costs: list[dict[str, Any]]
+    data_summary: dict[str, Any]
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *,
+              progress: Callable[[str, int], Callable[[int], None]] | None = None, engine=None) -> StudyResult:
+    """Every cell of the grid, then the analysis. ``progress(desc, total)`` opens a progress
+    callback per encoder (None: silent)."""
+    t_start = time.perf_counter()
+    settings = StudySettings(margin=cfg.margin, k=cfg.k, folds=cfg.folds, seed=cfg.seed,
+                             fixed_threshold=float(cfg.fixed_threshold), distractors=len(data.distractors.lines))
+    styles = list(data.augmented)
+    proxies = proxy_names(cfg, styles)
+    has_tatoeba = any(ld.tatoeba is not None for ld in data.languages)
+    checksum = data.checksum
+    dataset = f"study:{cfg.name}"
+    cells, records, costs = [], [], []
+    eng_lines = list(dict.fromkeys(data.english_sides()))
+    for enc in encoders:
+        src_sides = [(ld.lang, bt.src) for ld in data.languages for _, bt in ld.gold_sources]
+        src_sides += [(ld.lang, ld.tatoeba.src) for ld in data.languages if ld.tatoeba is not None]
+        total = len(eng_lines) + sum(len(s) for _, s in src_sides)
+        update = progress(f"encoding ({enc.label})", total) if progress else None
+        t0 = time.perf_counter()
+        # English once (one call: the shared pass batches it best), then each language's sources.
+        eng_vecs = enc.vectors(eng_lines, ENGLISH, update)
+        eng_row = {t: i for i, t in enumerate(eng_lines)}
+        src_memo: dict[tuple[str, str], np.ndarray] = {}
+        for lang, sents in src_sides:
+            vecs = enc.vectors(sents, lang, update)
+            for s, v in zip(sents, vecs):
+                src_memo[(lang, s)] = v
+        t_enc = time.perf_counter() - t0
+
+        def eng_vec(lines, _rows=eng_row, _v=eng_vecs):
+            return _v[[_rows[t] for t in lines]]
+
+        def src_vec(lines, lang, _m=src_memo):
+            return np.stack([_m[(lang, s)] for s in lines])
+
+        dvecs = eng_vec(data.distractors.lines)
+        t1 = time.perf_counter()
+        for ld in data.languages:
+            row: dict[str, Any] = {"system": enc.label, "family": enc.spec.family, "lang": ld.lang,
+                                   "direction": f"{ld.lang}-{ENGLISH}"}
+            fl = ld.flores
+            x, y = src_vec(fl.src, ld.lang), eng_vec(fl.tgt)
+            sim = enc.similarity(x, y)
+            for m in cfg.xsim_margins:
+                r = xsim(None if sim is not None else x, None if sim is not None else y, similarity=sim, margin=m,
+                         k=cfg.k, mode="text", tgt_text=fl.tgt, config=engine)
+                row[f"xsim[{m}]"] = r.error_rate
+                records.append(_record(enc, dataset, fl.split, checksum, f"xsim[{m}]", r.error_rate, r.n, ld.lang,
+                                       dataclasses.replace(settings, margin=m), errors=r.errors))
+            for style, aug in data.augmented.items():
+                ya = np.concatenate([y, eng_vec(aug.lines)])
+                sima = enc.similarity(x, ya)
+                r = xsim(None if sima is not None else x, None if sima is not None else ya, similarity=sima,
+                         margin=cfg.xsimpp_margin, k=cfg.k, mode="text", tgt_text=list(fl.tgt) + list(aug.lines),
+                         errtypes=aug.errtypes, config=engine)
+                row[f"xsim++[{style}]"] = r.error_rate
+                for t in ERROR_TYPES:
+                    row[f"err_{style}_{t}"] = {str(k).lower(): v for k, v in r.error_types.items()}.get(t, 0)
+                if cfg.error_type_subsets:
+                    for types in all_error_type_subsets(ERROR_TYPES):
+                        row[f"xsim++[{style}:{'+'.join(types)}]"] = restricted_rate(r.error_types, types, r.n)
+                records.append(_record(enc, dataset, fl.split, checksum, f"xsim++[{style}]", r.error_rate, r.n,
+                                       ld.lang, dataclasses.replace(settings, margin=cfg.xsimpp_margin),
+                                       errors=r.errors, error_types=dict(r.error_types)))
+            if ld.tatoeba is not None:
+                tt = ld.tatoeba
+                xt, yt = src_vec(tt.src, ld.lang), eng_vec(tt.tgt)
+                simt = enc.similarity(xt, yt)
+                res = tatoeba_accuracy(None if simt is not None else xt, None if simt is not None else yt,
+                                       similarity=simt, src_text=tt.src, tgt_text=tt.tgt, margin="absolute",
+                                       config=engine)
+                row["tatoeba"] = res.mean("text")  # already in %
+                records.append(_record(enc, dataset, tt.split, checksum, "tatoeba", row["tatoeba"], len(tt), ld.lang,
+                                       dataclasses.replace(settings, margin="absolute")))
+            mres = mine_language(enc, ld, eng_vec, src_vec, data.distractors.lines, dvecs, cfg)
+            row["mining_f1"] = 100.0 * mres.cv.pooled.f1
+            row["mining_p_cv"] = 100.0 * mres.cv.pooled.precision
+            row["mining_r_cv"] = 100.0 * mres.cv.pooled.recall
+            row["mining_threshold_cv"] = mres.cv.threshold_mean
+            row["mining_f1_flores"] = 100.0 * mres.cv_flores.pooled.f1
+            if mres.cv_ntrex is not None:
+                row["mining_f1_ntrex"] = 100.0 * mres.cv_ntrex.pooled.f1
+            row["mining_p_fixed"] = 100.0 * mres.fixed.precision
+            row["mining_r_fixed"] = 100.0 * mres.fixed.recall
+            row["mining_f1_fixed"] = 100.0 * mres.fixed.f1
+            row["n_gold"] = mres.cv.pooled.n_gold
+            row["n_sources"], row["n_targets"], row["n_candidates"] = mres.n_sources, mres.n_targets, mres.n_candidates
+            for gt_name in ("mining_f1", "mining_f1_ntrex", "mining_f1_flores", "mining_p_fixed", "mining_r_fixed"):
+                if gt_name in row:
+                    records.append(_record(enc, dataset, "gold+distractors", checksum, gt_name, row[gt_name],
+                                           int(row["n_gold"]), ld.lang, settings))
+            cells.append(row)
+        t_score = time.perf_counter() - t1
+        group = enc.group
+        costs.append({"encoder": enc.label, "encoded": enc.cost.encoded, "requested": enc.cost.requested,
+                      "encode_seconds": round(t_enc, 2), "score_seconds": round(t_score, 2),
+                      "shared_pass": enc.cost.shared_with,
+                      "shared_pass_encoded": group.cost.encoded if group else None,
+                      "shared_pass_seconds": round(group.cost.seconds, 2) if group else None})
+    notes = list(data.notes)
+    lower = {p: True for p in proxies}
+    rankings = _rank_all(cells, proxies, lower, cfg, notes)
+    tatoeba_rankings = {}
+    if has_tatoeba and cfg.tatoeba:
+        tat_cells = [c for c in cells if "tatoeba" in c]
+        tatoeba_rankings = _rank_all(tat_cells, proxies + ["tatoeba"], {**lower, "tatoeba": False}, cfg, notes)
+    return StudyResult(cfg, cells, proxies, lower, rankings, tatoeba_rankings, records, costs, data_summary(data),
+                       notes, time.perf_counter() - t_start)
+
+
+def _record(enc: StudyEncoder, dataset: str, split: str, checksum: str, metric: str, value: float, n: int, lang: str,
+            settings: StudySettings, **kw) -> ResultRecord:
+    sig = sign(enc.encoder, dataset, split, checksum, metric, settings, system=enc.label)
+    return ResultRecord(metric, float(value), int(n), lang, ENGLISH, sig, **kw)
+
+
+def _rank_all(cells: list[dict], proxies: list[str], lower: dict[str, bool], cfg: StudyConfig,
+              notes: list[str]) -> dict[str, Any]:
+    """Each ground truth's ranking report, the proxies ordered best first (PERM-BOTH: the best
+    against each other proxy, two-sided)."""
+    import pandas as pd
+
+    out = {}
+    frame = pd.DataFrame(cells)
+    for gt in GROUND_TRUTHS:
+        if gt not in frame.columns or frame[gt].isna().all():
+            continue
+        sub = frame[frame[gt].notna()].copy()
+        if sub.groupby("direction")["system"].nunique().max() < 2:
+            notes.append(f"{gt}: no language has two encoders; no ranking")
+            continue
+        sub["bleu"] = sub[gt]
+        kw = dict(n_bootstrap=cfg.bootstrap, n_permutations=cfg.permutations, confidence=cfg.confidence,
+                  seed=cfg.seed)
+        first = evaluate_table(RankingTable(sub.reset_index(drop=True), list(proxies), dict(lower)), compare=[], **kw)
+        order = sorted(first.proxies, key=lambda p: (-np.nan_to_num(p.accuracy.accuracy, nan=-1), proxies.index(p.proxy)))
+        ordered = [p.proxy for p in order]
+        out[gt] = evaluate_table(RankingTable(sub.reset_index(drop=True), ordered, dict(lower)), **kw)
+    return out
+
+
+def data_summary(data: StudyData) -> dict[str, Any]:
+    return {
+        "languages": [{"lang": ld.lang, "flores": len(ld.flores), "flores_split": ld.flores.split,
+                       "ntrex": len(ld.ntrex) if ld.ntrex is not None else 0,
+                       "tatoeba": len(ld.tatoeba) if ld.tatoeba is not None else 0} for ld in data.languages],
+        "augmented": {s: {"lines": len(a.lines), "checksum": a.checksum} for s, a in data.augmented.items()},
+        "distractors": {"lines": len(data.distractors.lines), "per_source": data.distractors.per_source,
+                        "available": data.distractors.available, "checksum": data.distractors.checksum},
+        "checksum": data.checksum,
+    }
+
+
+def check_encoders_cover(encoders: list[StudyEncoder]) -> None:
+    if len(encoders) < 2:
+        raise BadInputError(f"only {len(encoders)} encoder could be loaded; a study ranks at least two")
