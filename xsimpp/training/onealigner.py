@@ -61,15 +61,13 @@ import json
 import math
 import os
 import random
-import shutil
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable, Mapping, Sequence
 
 from ..errors import BadInputError
-from ..textio import read_lines
+from ..textio import atomic_dir, read_lines
 
 DEFAULT_MODEL = "e5-small"  # the base every command defaults to (xsimpp.encoders.e5_weights.NAME)
 # Token layer for e5-small (12 layers): the OneAligner scorer's e5-small default, chosen on FLORES dev
@@ -286,37 +284,13 @@ def batch_scores(model, tokenizer, pairs: Sequence[tuple[str, str]], *, layer: i
     return bertscore_f(hs.float(), content_mask(att_s, sp_s), ht.float(), content_mask(att_t, sp_t))
 
 
-def _ordinary_modes(folder: Path) -> None:
-    """The modes a plain mkdir / open would give (mkdtemp makes the folder 0700 and transformers
-    writes the weights 0600: the model would be readable by its owner only)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    os.chmod(folder, 0o777 & ~mask)
-    for f in folder.iterdir():
-        if f.is_file():
-            os.chmod(f, 0o666 & ~mask)
-
-
 def save_atomic(model, tokenizer, out: Path, meta: dict) -> Path:
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    try:
+    """The model, its tokenizer and ``meta`` as MANIFEST, written as one folder (``textio.atomic_dir``)."""
+    with atomic_dir(out) as tmp:
         model.save_pretrained(str(tmp))
         tokenizer.save_pretrained(str(tmp))
         (tmp / MANIFEST).write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
-        _ordinary_modes(tmp)
-        old = None
-        if out.exists():  # rename the previous model aside first: os.replace cannot replace a non-empty dir
-            old = out.parent / f".{out.name}.old-{os.getpid()}"
-            os.replace(out, old)
-        os.replace(tmp, out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out
+    return Path(out)
 
 
 def resolve_prompt(prompt: str | None, model_path: str) -> str:
