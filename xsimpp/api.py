@@ -567,23 +567,21 @@ def filter_corpus(src, tgt, out, encoder="e5-small", *, src_lang: str, tgt_lang:
     cfg = FilterSettings(src_lang=src_lang, tgt_lang=tgt_lang, budget=parse_budget(budget), **settings)
     store = open_cache(enc, cache)
 
+    bars = []
+
     def bar(total: int, desc: str):
         if not progress:
             return None
-        ctx = progress_bar(total, desc)
-        update = ctx.__enter__()
-        done = [0]
+        from tqdm import tqdm
 
-        def step(n: int) -> None:
-            update(n)
-            done[0] += n
-            if done[0] >= total:
-                ctx.__exit__(None, None, None)
-        return step
+        bars.append(tqdm(total=total, desc=desc, unit="pair", file=sys.stderr, dynamic_ncols=True, mininterval=0.5))
+        return bars[-1].update
 
     try:
         return run_filter(src, tgt, out, enc, cfg, cache=store, engine=engine, progress=bar)
     finally:
+        for b in bars:
+            b.close()
         if store is not None:
             store.close()
 

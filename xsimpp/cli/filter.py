@@ -40,6 +40,8 @@ def register(sub) -> None:
     p.add_argument("--overlap-limit", type=float, default=OVERLAP_LIMIT,
                    help=f"drop pairs whose sides overlap by more than this (default {OVERLAP_LIMIT}, the paper's 90%%)")
     p.add_argument("--max-memory", default="1GB", help="bound on the kNN engine's arrays (default 1GB)")
+    p.add_argument("--chunk", type=int, default=4096,
+                   help="pairs encoded at a time (bounds the memory the vectors take; default 4096)")
     p.add_argument("--cache-dir", help="embedding cache folder (default: user cache)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
@@ -59,7 +61,7 @@ def run(args) -> int:
                         engine=engine_config(args), progress=not args.no_progress, budget_side=args.budget_side,
                         margin=args.margin, k=args.k, lid=args.lid, reject_langs=reject,
                         lid_confidence=args.lid_confidence, overlap_limit=args.overlap_limit,
-                        max_memory=args.max_memory)
+                        max_memory=args.max_memory, chunk_lines=args.chunk)
     print(rep.summary())
     for lang, check in rep.lid_checks.items():
         print(f"language check {lang}: {check}")

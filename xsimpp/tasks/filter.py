@@ -22,8 +22,8 @@ does not know (Friulian) cannot be checked that way; ``reject_langs`` then drops
 is identified as one of those languages with probability >= ``lid_confidence`` (e.g. Italian in a
 Friulian column), and the report names every side left unchecked.
 
-Streaming: the two files are read line by line three times (rules; encoding; writing), never held
-in memory. Per pair only a 128-bit hash, a token count, a status byte and, for scored pairs, a
+Streaming: the two files are read line by line four times (count and check; rules; encoding;
+writing), never held in memory. Per pair only a 128-bit hash, a token count, a status byte and, for scored pairs, a
 float64 score stay in memory; the vectors go to .npy files on disk in chunks and the kNN runs over
 them with ``engine.mining.mine`` (bounded by ``max_memory``, top-k per row only).
 
@@ -244,22 +244,25 @@ def _encode(src, tgt, status: np.ndarray, encoder, cache, langs, work: Path, cfg
 
     n = int((status == SCORED).sum())
     paths = (work / "src.npy", work / "tgt.npy")
-    arrays = [None, None]
-    row = 0
-    rows = ((s, t) for no, s, t in read_aligned(src, tgt) if status[no - 1] == SCORED)
-    for chunk in _chunks(rows, cfg.chunk_lines):
-        for side in (0, 1):
-            vecs, _ = encode_cached(encoder, [p[side] for p in chunk], cache=cache, lang=langs[side])
-            if arrays[side] is None:
-                arrays[side] = np.lib.format.open_memmap(paths[side], mode="w+", dtype=np.float32,
-                                                         shape=(n, vecs.shape[1]))
-            arrays[side][row : row + len(chunk)] = vecs
-        row += len(chunk)
-        if progress:
-            progress(len(chunk))
-    for a in arrays:
-        a.flush()
-    del arrays
+    files = [open(p, "wb") for p in paths]  # plain writes, not a memmap: written pages do not stay resident
+    try:
+        dims = [None, None]
+        rows = ((s, t) for no, s, t in read_aligned(src, tgt) if status[no - 1] == SCORED)
+        for chunk in _chunks(rows, cfg.chunk_lines):
+            for side in (0, 1):
+                vecs, _ = encode_cached(encoder, [p[side] for p in chunk], cache=cache, lang=langs[side])
+                if dims[side] is None:
+                    dims[side] = vecs.shape[1]
+                    np.lib.format.write_array_header_1_0(files[side], {"descr": np.lib.format.dtype_to_descr(
+                        np.dtype(np.float32)), "fortran_order": False, "shape": (n, dims[side])})
+                files[side].write(np.ascontiguousarray(vecs, dtype=np.float32).tobytes())
+            if progress:
+                progress(len(chunk))
+    except OSError as e:
+        raise os_failure(e, "write", work) from None
+    finally:
+        for f in files:
+            f.close()
     return paths
 
 
@@ -316,6 +319,8 @@ def filter_corpus(src: str | Path, tgt: str | Path, out: str | Path, encoder, cf
         raise BadInputError("--budget must be >= 0")
     if cfg.k < 1:
         raise BadInputError(f"--k must be >= 1, got {cfg.k}")
+    if cfg.chunk_lines < 1:
+        raise BadInputError(f"--chunk must be >= 1, got {cfg.chunk_lines}")
     if not 0 <= cfg.overlap_limit <= 1:
         raise BadInputError(f"the overlap limit must be in [0, 1], got {cfg.overlap_limit}")
     side = {"src": 0, "tgt": 1}.get(cfg.budget_side) if cfg.budget_side else None
