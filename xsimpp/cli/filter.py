@@ -12,7 +12,7 @@ def register(sub) -> None:
     p = sub.add_parser(
         "filter", help="filter an aligned corpus: duplicates, overlap, language, margin score, token budget",
         description="Tan & Koehn (2022)'s filtering of a sentence-aligned corpus: drop exact duplicate pairs, "
-                    "pairs whose sides overlap by more than 90%% (casefolded whitespace tokens, |A∩B|/max(|A|,|B|)) "
+                    "pairs whose sides overlap by more than 90% (casefolded whitespace tokens, |A∩B|/max(|A|,|B|)) "
                     "and wrong-language lines (py3langid), score the rest with LASER's mine_bitexts.py --mode score "
                     "(ratio margin, k=4 neighbours both ways over the corpus itself), rank, and keep the best pairs "
                     "up to an English-token budget (WMT 2020: 2M, 3M, 5M, 7M). Streams: the corpus is never held "
