@@ -189,12 +189,9 @@ def test_length_sorted_forward_equals_one_padded_call_and_masks_the_prompt(xlmr)
 
 
 def _seed_files(tmp_path, n):
-    from tiny_models import SEED
+    from tiny_models import seed_files
 
-    src, tgt = tmp_path / "fur.txt", tmp_path / "eng.txt"
-    src.write_text("\n".join((SEED / "fur_Latn").read_text(encoding="utf-8").splitlines()[:n]) + "\n", encoding="utf-8")
-    tgt.write_text("\n".join((SEED / "eng_Latn").read_text(encoding="utf-8").splitlines()[:n]) + "\n", encoding="utf-8")
-    return src, tgt
+    return seed_files(tmp_path, n)
 
 
 def test_train_cli_on_line_aligned_files_loads_everywhere(xlmr, tmp_path, capsys):

@@ -20,6 +20,14 @@ REPO = Path(__file__).resolve().parent.parent
 SEED = Path(os.environ.get("XSIMPP_DATA_DIR") or REPO.parent / "shared" / "data") / "oldi-seed"
 
 
+def seed_files(folder: Path, n: int) -> tuple[Path, Path]:
+    """The first ``n`` lines of the OLDI seed's Friulian and English sides as two line-aligned files."""
+    src, tgt = folder / "fur.txt", folder / "eng.txt"
+    src.write_text("\n".join((SEED / "fur_Latn").read_text(encoding="utf-8").splitlines()[:n]) + "\n", encoding="utf-8")
+    tgt.write_text("\n".join((SEED / "eng_Latn").read_text(encoding="utf-8").splitlines()[:n]) + "\n", encoding="utf-8")
+    return src, tgt
+
+
 def corpus(n: int = 1500) -> list[str]:
     """Training text for the vocabularies: OLDI seed lines (if present) + the demo corpus."""
     lines: list[str] = []

@@ -574,6 +574,39 @@ def mine(src, tgt, out_dir, *, margin: str = "ratio", k: int = 4, max_memory="4G
                         max_shards=max_shards)
 
 
+def filter_corpus(src, tgt, out, encoder="e5-small", *, src_lang: str, tgt_lang: str, budget=None,
+                  options: dict | None = None, cache=True, engine=None, progress: bool = False, **settings):
+    """Filter two line-aligned files with an encoder (`xsimpp filter`, Tan & Koehn 2022): duplicates,
+    > 90 % overlap and wrong-language lines dropped, the rest ranked by LASER's ``--mode score``
+    margin and kept up to ``budget`` English tokens ("2M"). Writes ``out`` atomically; returns
+    ``tasks.filter.FilterReport``. ``settings``: the other ``FilterSettings`` fields."""
+    from .tasks.filter import FilterSettings, filter_corpus as run_filter, parse_budget
+
+    enc = make_encoder(encoder, options)
+    if enc.kind != "vector":
+        raise BadInputError(f"filter needs a vector encoder (margin kNN over sentence vectors); {enc.id} is a pair scorer")
+    cfg = FilterSettings(src_lang=src_lang, tgt_lang=tgt_lang, budget=parse_budget(budget), **settings)
+    store = open_cache(enc, cache)
+
+    bars = []
+
+    def bar(total: int, desc: str):
+        if not progress:
+            return None
+        from tqdm import tqdm
+
+        bars.append(tqdm(total=total, desc=desc, unit="pair", file=sys.stderr, dynamic_ncols=True, mininterval=0.5))
+        return bars[-1].update
+
+    try:
+        return run_filter(src, tgt, out, enc, cfg, cache=store, engine=engine, progress=bar)
+    finally:
+        for b in bars:
+            b.close()
+        if store is not None:
+            store.close()
+
+
 def download(source: str, to=None, **kwargs):
     """Fetch a dataset into a data root (`xsimpp download`); see ``xsimpp.datasets.download``."""
     from .datasets.download import download as run_download

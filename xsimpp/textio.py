@@ -283,3 +283,55 @@ def file_sha256(path: str | os.PathLike, chunk: int = 1 << 20) -> str:
         for block in iter(lambda: f.read(chunk), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def _ordinary_modes(folder: Path) -> None:
+    """The modes a plain mkdir / open would give (mkdtemp makes the folder 0700, and some writers,
+    such as transformers' save_pretrained, write 0600 files)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(folder, 0o777 & ~mask)
+    for f in folder.iterdir():
+        if f.is_file():
+            os.chmod(f, 0o666 & ~mask)
+
+
+class atomic_dir:
+    """``with atomic_dir(out) as tmp:`` write the folder's files into ``tmp`` (a temporary folder
+    beside ``out``); on success it replaces ``out`` by renames (a previous ``out`` is moved aside
+    first, then removed), so readers see the old folder or the whole new one. On any error the
+    temporary folder is removed and ``out`` is left as it was."""
+
+    def __init__(self, out: str | os.PathLike, flag: str | None = None):
+        self.out = Path(out)
+        self.flag = flag
+        self.tmp: Path | None = None
+
+    def __enter__(self) -> Path:
+        make_dirs(self.out.parent, self.flag)
+        try:
+            self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.out.name}.tmp-", dir=self.out.parent))
+        except OSError as e:
+            raise os_failure(e, "create a folder beside", self.out) from None
+        return self.tmp
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        import shutil
+
+        assert self.tmp is not None
+        if exc_type is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            return False
+        try:
+            _ordinary_modes(self.tmp)
+            old = None
+            if self.out.exists():  # os.replace cannot replace a non-empty folder: move the old one aside
+                old = self.out.parent / f".{self.out.name}.old-{os.getpid()}"
+                os.replace(self.out, old)
+            os.replace(self.tmp, self.out)
+        except OSError as e:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            raise os_failure(e, "write", self.out) from None
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+        return False

@@ -6,18 +6,32 @@ from __future__ import annotations
 import sys
 
 
+def _add_input_args(p, order: str = "") -> None:
+    p.add_argument("--pairs", help=f"training pairs{order}: one 'source<TAB>target' per line")
+    p.add_argument("--src", help="with --tgt: two line-aligned files instead of --pairs (e.g. the OLDI seed)")
+    p.add_argument("--tgt", help="the other side of --src")
+
+
+def _add_recipe_args(p) -> None:
+    p.add_argument("--keep-test-overlap", action="store_true",
+                   help="do not drop pairs that contain a FLORES-200 or Tatoeba test sentence")
+    p.add_argument("--data-dir", help="data root searched for FLORES-200 and Tatoeba (default: $XSIMPP_DATA_DIR, "
+                                      "then the user data dir)")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", default="auto", help="cpu, cuda, ... (default: cuda if available)")
+
+
 def register(sub) -> None:
     from ..training.onealigner import DEFAULT_LAYER, DEFAULT_MODEL, MIN_TOKENS
 
-    p = sub.add_parser("train", help="finetune an encoder (OneAligner; Keung et al. self-training)")
+    p = sub.add_parser("train",
+                       help="finetune an encoder (OneAligner; Keung et al. self-training; Tan & Koehn's MNR loss)")
     tsub = p.add_subparsers(dest="what", metavar="MODEL")
     o = tsub.add_parser("onealigner", help="OneAligner: in-batch-normalised BERTScore-F, global in-batch negatives",
                         description="Finetune a Hugging Face encoder on parallel pairs with OneAligner's objective "
                                     "and data recipe; the result loads with --encoder onealigner --model OUT "
                                     "(and --encoder hf --model OUT).")
-    o.add_argument("--pairs", help="training pairs: one 'source<TAB>target' per line")
-    o.add_argument("--src", help="with --tgt: two line-aligned files instead of --pairs (e.g. the OLDI seed)")
-    o.add_argument("--tgt", help="the other side of --src")
+    _add_input_args(o)
     o.add_argument("--model", default=DEFAULT_MODEL,
                    help=f"starting model: folder, hub name or e5-small (default: {DEFAULT_MODEL})")
     o.add_argument("--out", required=True, help="output folder (written atomically; replaced if it exists)")
@@ -34,16 +48,59 @@ def register(sub) -> None:
     o.add_argument("--epochs", type=int, default=3, help="passes over the pairs (paper: 3)")
     o.add_argument("--min-tokens", type=int, default=MIN_TOKENS,
                    help=f"drop pairs with fewer tokens on either side (paper: {MIN_TOKENS}; 0: keep all)")
-    o.add_argument("--keep-test-overlap", action="store_true",
-                   help="do not drop pairs that contain a FLORES-200 or Tatoeba test sentence")
-    o.add_argument("--data-dir", help="data root searched for FLORES-200 and Tatoeba (default: $XSIMPP_DATA_DIR, "
-                                      "then the user data dir)")
-    o.add_argument("--seed", type=int, default=0)
-    o.add_argument("--device", default="auto", help="cpu, cuda, ... (default: cuda if available)")
+    _add_recipe_args(o)
     o.add_argument("--log-every", type=int, default=50, help="print the loss every N steps (0: never)")
     o.set_defaults(func=run)
     _register_self_train(tsub)
+    _register_mnr(tsub)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def _register_mnr(tsub) -> None:
+    from ..training.mnr import NEGATIVES, MNRConfig
+    from ..training.onealigner import DEFAULT_MODEL
+
+    d = MNRConfig()
+    m = tsub.add_parser("mnr", help="Tan & Koehn (2022): multiple negatives ranking loss, window + random negatives",
+                        description="Finetune a Hugging Face encoder (last layer, mean pooling) with the multiple "
+                                    "negatives ranking loss: each source against its target, the W targets before "
+                                    "and after it in the aligned document order and R random targets. The result "
+                                    "loads with --encoder hf --model OUT in every command. Paper values (the "
+                                    "authors' code, align-filter) in brackets.")
+    _add_input_args(m, " in aligned order")
+    m.add_argument("--docs", help="document ids, one per pair: a TSV file with a header line and one row per pair "
+                                  "(e.g. the OLDI seed's metadata.tsv, whose URL column names each sentence's "
+                                  "article); consecutive equal ids are one document and the window stays inside it "
+                                  "(default: the whole file is one document)")
+    m.add_argument("--docs-column", help="column of --docs holding the id (default: the first)")
+    m.add_argument("--model", default=DEFAULT_MODEL, help=f"starting model (default: {DEFAULT_MODEL}) [mBERT]")
+    m.add_argument("--out", required=True, help="output folder (written atomically; replaced if it exists)")
+    m.add_argument("--window", type=int, default=d.window,
+                   help=f"W: neighbouring targets on each side as negatives (default {d.window}) [3: window 6]")
+    m.add_argument("--random", type=int, default=d.random_negatives,
+                   help=f"R: random targets outside the window as negatives (default {d.random_negatives}) [6]")
+    m.add_argument("--negatives", choices=NEGATIVES, default=d.negatives,
+                   help="own: each anchor against its positive and its own 2W+R negatives (the paper's equation 1, "
+                        "default); in-batch: against every target of the batch (sentence-transformers' "
+                        "MultipleNegativesRankingLoss on triplets, as the authors' code trains)")
+    m.add_argument("--scale", type=float, default=d.scale,
+                   help=f"logits = scale x cosine (default {d.scale:g}, sentence-transformers' default) "
+                        "[the code: 20; the equation: 1]")
+    m.add_argument("--batch-size", type=int, default=d.batch_size, help=f"anchors per step (default {d.batch_size}) "
+                                                                        "[2 triplets]")
+    m.add_argument("--lr", type=float, default=d.lr, help=f"AdamW learning rate (default {d.lr:g}) [2e-5]")
+    m.add_argument("--weight-decay", type=float, default=d.weight_decay,
+                   help=f"AdamW weight decay, not on biases and LayerNorm (default {d.weight_decay:g}) [0.01]")
+    m.add_argument("--warmup", type=float, default=d.warmup,
+                   help=f"share of steps with linear warm-up, then linear decay (default {d.warmup:g}) [0.1]")
+    m.add_argument("--max-length", type=int, default=d.max_length,
+                   help=f"max tokens per sentence, prompt and specials included (default {d.max_length}) [512 chars]")
+    m.add_argument("--steps", type=int, default=0, help="optimizer steps (default: --epochs passes over the anchors)")
+    m.add_argument("--epochs", type=int, default=d.epochs, help=f"passes over the anchors (default {d.epochs})")
+    m.add_argument("--prompt", help="text put before every sentence (default: e5's 'query: ' for e5-small, else none)")
+    _add_recipe_args(m)
+    m.add_argument("--log-every", type=int, default=10, help="print the loss every N steps (0: never)")
+    m.set_defaults(func=run_mnr)
 
 
 def _register_self_train(tsub) -> None:
@@ -180,6 +237,69 @@ def _read(args):
                    "file_sha256": {"src": file_sha256(args.src), "tgt": file_sha256(args.tgt)}}
 
 
+def _doc_ids(path: str, column: str | None, n: int) -> list[str]:
+    from ..errors import BadInputError
+    from ..textio import read_lines
+
+    lines = read_lines(path, allow_empty_lines=True)
+    header = lines[0].split("\t")
+    col = 0 if column is None else (header.index(column) if column in header else -1)
+    if col < 0:
+        raise BadInputError(f"--docs {path} has no column '{column}'; its columns: {', '.join(header)}")
+    rows = lines[1:]
+    if len(rows) != n:
+        raise BadInputError(f"--docs {path} has {len(rows)} rows after its header but there are {n} pairs")
+    ids = []
+    for no, row in enumerate(rows, 2):
+        cells = row.split("\t")
+        if col >= len(cells) or not cells[col].strip():
+            raise BadInputError(f"--docs {path}: line {no} has no document id in column {header[col]!r}")
+        ids.append(cells[col].strip())
+    return ids
+
+
+def _log_loss(args):
+    def log(step: int, loss: float) -> None:
+        if args.log_every and step % args.log_every == 0:
+            print(f"step {step}: loss {loss:.4f}", file=sys.stderr, flush=True)
+    return log
+
+
+def _print_trained(res, n_pairs: int) -> None:
+    k = max(1, min(20, len(res.losses) // 5))
+    first = sum(res.losses[:k]) / k
+    last = sum(res.losses[-k:]) / k
+    print(f"trained {res.steps} steps on {n_pairs} pairs in {res.seconds:.1f}s ({res.steps_per_second:.3f} steps/s); "
+          f"loss {first:.4f} -> {last:.4f} (mean of first/last {k}); model in {res.out}")
+
+
+def run_mnr(args) -> int:
+    from ..datasets.heldout import evaluation_sentences
+    from ..training.mnr import ADAPTER, MNRConfig, documents_from_ids, train_mnr
+    from ..training.onealigner import filter_pairs, load_base
+    from .common import check_outputs
+
+    check_outputs(args, dirs={"out": "--out"})
+    pairs, data_info = _read(args)
+    ids = _doc_ids(args.docs, args.docs_column, len(pairs)) if args.docs else None
+    cfg = MNRConfig(window=args.window, random_negatives=args.random, scale=args.scale, negatives=args.negatives,
+                    batch_size=args.batch_size, lr=args.lr, weight_decay=args.weight_decay, warmup=args.warmup,
+                    max_length=args.max_length, steps=args.steps, epochs=args.epochs, seed=args.seed,
+                    device=args.device, prompt=args.prompt)
+    base = load_base(args.model, ADAPTER)
+    held_out = {} if args.keep_test_overlap else evaluation_sentences(args.data_dir)
+    kept, report = filter_pairs(pairs, counts=None, held_out=held_out)
+    print(f"data: {report.summary()}", file=sys.stderr, flush=True)
+    docs = documents_from_ids([ids[i] for i in report.kept_index]) if ids else None
+    data_info["filter"] = {"read": report.total, "kept": report.kept, "dropped": report.dropped,
+                           "overlap_match": "exact after whitespace normalisation", "not_checked": report.not_checked}
+    if args.docs:
+        data_info["files"]["docs"] = str(args.docs)
+    res = train_mnr(kept, args.model, args.out, cfg, docs=docs, log=_log_loss(args), data_info=data_info, base=base)
+    _print_trained(res, len(kept))
+    return 0
+
+
 def run(args) -> int:
     from ..datasets.heldout import evaluation_sentences
     from ..training.onealigner import TrainConfig, filter_pairs, load_base, token_counts, train
@@ -200,14 +320,6 @@ def run(args) -> int:
                            "min_tokens": args.min_tokens, "overlap_match": "exact after whitespace normalisation",
                            "not_checked": report.not_checked}
 
-    def log(step: int, loss: float) -> None:
-        if args.log_every and step % args.log_every == 0:
-            print(f"step {step}: loss {loss:.4f}", file=sys.stderr, flush=True)
-
-    res = train(kept, args.model, args.out, cfg, log=log, data_info=data_info, base=base)
-    k = max(1, min(20, len(res.losses) // 5))
-    first = sum(res.losses[:k]) / k
-    last = sum(res.losses[-k:]) / k
-    print(f"trained {res.steps} steps on {len(kept)} pairs in {res.seconds:.1f}s ({res.steps_per_second:.3f} steps/s); "
-          f"loss {first:.4f} -> {last:.4f} (mean of first/last {k}); model in {res.out}")
+    res = train(kept, args.model, args.out, cfg, log=_log_loss(args), data_info=data_info, base=base)
+    _print_trained(res, len(kept))
     return 0

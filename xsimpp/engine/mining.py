@@ -123,10 +123,12 @@ class RowSource:
             raise BadInputError(f"{self.name} row {start + int(bad[0])} is all-zero or has NaN/inf values; "
                                 "cosine is undefined") from None
 
-    def fingerprint(self, chunk_rows: int = 65536) -> str:
+    def fingerprint(self, chunk_bytes: int = 64 << 20) -> str:
         """sha256 of shape, dtype and every value: a resumed run must see the very same input.
-        Every row is checked on the way (NaN/inf, all-zero), so bad input fails before any write."""
+        Every row is checked on the way (NaN/inf, all-zero), so bad input fails before any write.
+        Rows are read ``chunk_bytes`` at a time (the hash is the same for any chunking)."""
         h = hashlib.sha256(f"{self.shape}|{self.dtype.str}".encode())
+        chunk_rows = max(1, min(65536, chunk_bytes // max(1, self.shape[1] * self.dtype.itemsize)))
         for start in range(0, len(self), chunk_rows):
             a = np.ascontiguousarray(self.raw(start, min(len(self), start + chunk_rows)))
             bad = ~np.isfinite(a).all(axis=1) | ~(a != 0).any(axis=1)

@@ -61,15 +61,13 @@ import json
 import math
 import os
 import random
-import shutil
-import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 from ..errors import BadInputError
-from ..textio import read_lines
+from ..textio import atomic_dir, read_lines
 
 DEFAULT_MODEL = "e5-small"  # the base every command defaults to (xsimpp.encoders.e5_weights.NAME)
 # Token layer for e5-small (12 layers): the OneAligner scorer's e5-small default, chosen on FLORES dev
@@ -145,6 +143,7 @@ class FilterReport:
     kept: int
     dropped: dict[str, int]  # rule -> pairs dropped by it (each pair under the first rule that drops it)
     not_checked: list[str] = field(default_factory=list)  # evaluation sets not found here
+    kept_index: list[int] = field(default_factory=list, repr=False)  # positions of the kept pairs in the input
 
     def summary(self) -> str:
         parts = [f"{n} {rule}" for rule, n in self.dropped.items()]
@@ -191,7 +190,7 @@ def filter_pairs(pairs: Sequence[tuple[str, str]], *, counts: Callable[[Sequence
             hit.update(index.get(normalise_ws(sentence), ()))
         dropped[f"in {name}"] = len(hit)
         alive = [i for i in alive if i not in hit]
-    report = FilterReport(len(pairs), len(alive), dropped, not_checked)
+    report = FilterReport(len(pairs), len(alive), dropped, not_checked, alive)
     return [pairs[i] for i in alive], report
 
 
@@ -286,37 +285,13 @@ def batch_scores(model, tokenizer, pairs: Sequence[tuple[str, str]], *, layer: i
     return bertscore_f(hs.float(), content_mask(att_s, sp_s), ht.float(), content_mask(att_t, sp_t))
 
 
-def _ordinary_modes(folder: Path) -> None:
-    """The modes a plain mkdir / open would give (mkdtemp makes the folder 0700 and transformers
-    writes the weights 0600: the model would be readable by its owner only)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    os.chmod(folder, 0o777 & ~mask)
-    for f in folder.iterdir():
-        if f.is_file():
-            os.chmod(f, 0o666 & ~mask)
-
-
 def save_atomic(model, tokenizer, out: Path, meta: dict) -> Path:
-    out = Path(out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=out.parent))
-    try:
+    """The model, its tokenizer and ``meta`` as MANIFEST, written as one folder (``textio.atomic_dir``)."""
+    with atomic_dir(out) as tmp:
         model.save_pretrained(str(tmp))
         tokenizer.save_pretrained(str(tmp))
         (tmp / MANIFEST).write_text(json.dumps(meta, indent=2, sort_keys=True), encoding="utf-8")
-        _ordinary_modes(tmp)
-        old = None
-        if out.exists():  # rename the previous model aside first: os.replace cannot replace a non-empty dir
-            old = out.parent / f".{out.name}.old-{os.getpid()}"
-            os.replace(out, old)
-        os.replace(tmp, out)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out
+    return Path(out)
 
 
 def resolve_prompt(prompt: str | None, model_path: str) -> str:
@@ -328,13 +303,39 @@ def resolve_prompt(prompt: str | None, model_path: str) -> str:
     return PROMPT if is_bundled_name(model_path) else ""
 
 
-def load_base(model_path: str):
-    """(folder, tokenizer, model) of the starting model."""
+def load_base(model_path: str, adapter: str = "train onealigner"):
+    """(folder, tokenizer, model) of the starting model (``adapter`` names the command in errors)."""
     from ..encoders.hf import load_transformer, resolve_model_dir
 
-    folder = resolve_model_dir(model_path, adapter="train onealigner")
-    tokenizer, model = load_transformer(folder, adapter="train onealigner")
+    folder = resolve_model_dir(model_path, adapter=adapter)
+    tokenizer, model = load_transformer(folder, adapter=adapter)
     return folder, tokenizer, model
+
+
+def epoch_batches(n: int, batch_size: int, steps: int, shuffle: Callable[[list], None]) -> Iterator[list[int]]:
+    """``steps`` batches of ``batch_size`` indices below ``n``, reshuffled (by ``shuffle``) each
+    epoch; a batch spanning two epochs never holds an index twice."""
+    order: list[int] = []
+    for _ in range(steps):
+        if len(order) < batch_size:
+            rest = list(range(n))
+            shuffle(rest)
+            left = set(order)
+            order = order + [i for i in rest if i not in left]
+        idx, order = order[:batch_size], order[batch_size:]
+        yield idx
+
+
+def optimizer_step(opt, loss, losses: list[float], log: Callable[[int, float], None] | None, sched=None) -> None:
+    """Backward, step (and the schedule), record the loss and report it with its step number."""
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    if sched is not None:
+        sched.step()
+    losses.append(float(loss.detach()))
+    if log:
+        log(len(losses), losses[-1])
 
 
 def train(pairs: Sequence[tuple[str, str]], model_path: str = DEFAULT_MODEL, out: str | os.PathLike = "",
@@ -343,9 +344,7 @@ def train(pairs: Sequence[tuple[str, str]], model_path: str = DEFAULT_MODEL, out
     """Finetune ``model_path`` on ``pairs`` and save it to ``out``. ``base``: an already loaded
     ``load_base(model_path)`` (the CLI loads it once to count tokens for the data recipe)."""
     import torch
-    import transformers
 
-    from .. import __version__
     from ..encoders.hf import check_layer, folder_revision, torch_device
 
     cfg = cfg or TrainConfig()
@@ -368,42 +367,46 @@ def train(pairs: Sequence[tuple[str, str]], model_path: str = DEFAULT_MODEL, out
     model.to(device).train()
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr,
                             weight_decay=cfg.weight_decay)
-    order: list[int] = []
     steps = cfg.steps or cfg.epochs * math.ceil(len(pairs) / cfg.batch_size)
     losses: list[float] = []
     t0 = time.perf_counter()
     with _Truncated(model, layer):
-        for step in range(steps):
-            if len(order) < cfg.batch_size:  # reshuffle per epoch; a batch never holds a pair twice
-                rest = list(range(len(pairs)))
-                random.shuffle(rest)
-                left = set(order)
-                order = order + [i for i in rest if i not in left]
-            idx, order = order[: cfg.batch_size], order[cfg.batch_size :]
+        for idx in epoch_batches(len(pairs), cfg.batch_size, steps, random.shuffle):
             f = batch_scores(model, tokenizer, [pairs[i] for i in idx], layer=layer, max_length=cfg.max_length,
                              device=device, prompt=prompt)
-            loss = onealigner_loss(f, cfg.temperature, cfg.alpha)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
-            losses.append(float(loss.detach()))
-            if log:
-                log(step + 1, losses[-1])
+            optimizer_step(opt, onealigner_loss(f, cfg.temperature, cfg.alpha), losses, log)
     seconds = time.perf_counter() - t0
     model.eval()
     hyper = asdict(cfg)
     hyper.update(layer=layer, prompt=prompt, device=device)
-    meta = {
-        "objective": "onealigner: in-batch-normalised BERTScore-F as logits, global in-batch negatives",
+    res = TrainResult(Path(out), steps, losses, seconds)
+    meta = manifest("onealigner: in-batch-normalised BERTScore-F as logits, global in-batch negatives", model_path,
+                    folder, revision, pairs, data_info, hyper, res, cfg.batch_size, use={"layer": layer, "prompt": prompt})
+    save_atomic(model, tokenizer, Path(out), meta)
+    return res
+
+
+def manifest(objective: str, model_path: str, folder, revision: str, pairs, data_info: dict | None, hyper: dict,
+             res: TrainResult, batch_size: int, *, use: dict, **extra) -> dict:
+    """The ``xsimpp_training.json`` record every `xsimpp train` checkpoint carries: base model and
+    revision, data checksum, hyper-parameters, steps and speed, the loss, and ``use`` (the
+    defaults the encoders read back: layer, prompt)."""
+    import torch
+    import transformers
+
+    from .. import __version__
+
+    steps, seconds, losses = res.steps, res.seconds, res.losses
+    return {
+        "objective": objective,
         "base_model": {"name": str(model_path), "folder": str(folder), "revision": revision},
         "data": {"pairs": len(pairs), "sha256": data_checksum(pairs), **(data_info or {})},
         "hyperparameters": hyper,
-        "steps": steps, "epochs": round(steps * cfg.batch_size / len(pairs), 3),
+        "steps": steps, "epochs": round(steps * batch_size / len(pairs), 3),
         "seconds": round(seconds, 3), "steps_per_second": round(steps / seconds, 4) if seconds > 0 else None,
         "loss": {"first": losses[0], "last": losses[-1]},
-        "use": {"layer": layer, "prompt": prompt},
+        "use": use,
         "versions": {"xsimpp": __version__, "torch": torch.__version__.split("+")[0],
                      "transformers": transformers.__version__},
+        **extra,
     }
-    save_atomic(model, tokenizer, Path(out), meta)
-    return TrainResult(Path(out), steps, losses, seconds)
