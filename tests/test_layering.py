@@ -33,7 +33,8 @@ ALLOWED = {
     # The Python API: what the CLI does, minus printing (the CLI is a shell over it).
     "api": BASE | {"engine", "scoring", "datasets", "encoders", "cache", "results", "tasks", "distributed", "study"},
     # The proxy-validation study (`xsimpp study`): runs tasks' pieces over a grid, writes its report.
-    "study": BASE | {"engine", "scoring", "datasets", "encoders", "cache", "results", "tasks", "report"},
+    # It builds missing xsim++ negatives with the augment package, as `xsimpp augment` would.
+    "study": BASE | {"augment", "engine", "scoring", "datasets", "encoders", "cache", "results", "tasks", "report"},
     # Third-party frameworks calling xsimpp (the sentence-transformers evaluator).
     "integrations": BASE | {"api", "datasets", "encoders", "results", "tasks"},
     "cli": None,  # the top: anything

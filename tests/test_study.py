@@ -254,3 +254,27 @@ def test_ntrex_loader_and_distractor_pool_on_real_data(real_data):
     assert pool.per_source["flores200-dev"] == 997 and pool.per_source["ntrex128"] == 1497
     assert sum(pool.per_source.values()) == 3000
     assert build_distractors(cfg, gold, [real_data]).lines == pool.lines  # seeded
+
+
+def test_missing_negatives_are_built_not_left_out(real_data, tmp_path, monkeypatch):
+    """A style the config asks for and nobody has built is built (as `xsimpp augment flores200`),
+    into the folder `--augmented auto` reads, and used: never silently dropped from the study."""
+    import xsimpp.study.data as D
+    from xsimpp.augment import augment_flores_english, flores_augmented_dir
+
+    monkeypatch.setenv("XSIMPP_HOME", str(tmp_path / "home"))
+    calls = []
+
+    def number_only(english, split, **kw):  # the real builder, one category, to keep the test short
+        calls.append((split, kw["style"]))
+        return augment_flores_english(english, split, categories=["number"], max_per_category=1, **kw)
+
+    monkeypatch.setattr("xsimpp.augment.augment_flores_english", number_only)
+    cfg = _config(languages=["deu"], xsimpp_styles=["strict"], flores_lines=50, ntrex_lines=20, tatoeba=False,
+                  distractors=2000)
+    data = D.load_study_data(cfg, real_data)
+    assert calls == [("devtest", "strict")]
+    assert (flores_augmented_dir("devtest", "strict") / "eng_Latn_augmented.devtest").is_file()
+    aug = data.augmented["strict"]
+    assert aug.lines and set(aug.errtypes[ln.strip()]["errtype"] for ln in aug.lines) == {"number"}
+    assert any("built the strict-style" in n for n in data.notes)

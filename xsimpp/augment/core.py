@@ -303,3 +303,27 @@ def format_stats(aug: AugmentedSet, paper_split: Optional[str] = None) -> str:
         excl = f", without entries seen only in {', '.join(p['excluded_sources'])}" if p.get("excluded_sources") else ""
         rows.append(f"entity pool: {where}{excl} ({p['used']} candidates)")
     return "\n".join(rows)
+
+
+def flores_augmented_dir(split: str, style: str) -> Path:
+    """Where `xsimpp augment flores200` writes a split's negatives by default, and where
+    `--augmented auto` looks first: ``<user data>/augmented/flores200/<split>_augmented/<style>``."""
+    from ..paths import augmented_dir
+
+    return augmented_dir() / "flores200" / f"{split}_augmented" / style
+
+
+def augment_flores_english(english: Sequence[str], split: str, *, style: str = DEFAULT_STYLE, seed: int = 0,
+                           out_dir: os.PathLike | str | None = None, progress: bool = False,
+                           **kw) -> tuple[AugmentedSet, Path]:
+    """The negatives of a FLORES-200 split's English (``xsimpp augment flores200``): the shipped
+    entity pool without the entries seen only in that split, written in LASER's format to
+    ``out_dir`` (default ``flores_augmented_dir``). Returns the set and the folder."""
+    categories = list(kw.pop("categories", CATEGORIES))
+    pool, pool_info = (load_entity_pool(exclude_sources=[f"flores200/{split}"]) if "entity" in categories
+                       else (None, None))
+    aug = build_augmented(english, style=style, seed=seed, categories=categories, entity_pool=pool,
+                          pool_info=pool_info, progress=progress, **kw)
+    out = Path(out_dir) if out_dir is not None else flores_augmented_dir(split, style)
+    write_laser_format(aug, out, split)
+    return aug, out

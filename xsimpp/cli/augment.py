@@ -40,13 +40,12 @@ def run(args) -> int:
     categories = [c.strip() for c in args.categories.split(",") if c.strip()]
     if args.corpus == "flores200":
         from ..datasets.flores import flores_file
-        from ..paths import augmented_dir
 
         split = args.split or "devtest"  # the split `xsimpp eval` scores by default
         if split not in ("dev", "devtest"):
             raise BadInputError(f"FLORES-200 has splits dev and devtest, not {split!r}")
         src = flores_file("eng_Latn", split, data_dir=args.data_dir)
-        out_dir = Path(args.out) if args.out else augmented_dir() / "flores200" / f"{split}_augmented" / args.style
+        out_dir = Path(args.out) if args.out else A.flores_augmented_dir(split, args.style)
         exclude = [f"flores200/{split}"]  # the shipped pool without the entities of the split itself
     else:
         if not args.out:
