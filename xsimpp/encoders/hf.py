@@ -393,6 +393,13 @@ def mark_prompt(special: Sequence[int], n_prompt: int) -> list[int]:
     return out
 
 
+def content_tokens(special: Sequence[int], n_prompt: int) -> np.ndarray:
+    """Which tokens carry the sentence: neither special nor prompt (an empty line keeps its
+    specials, so it still has a vector)."""
+    keep = ~np.asarray(mark_prompt(special, n_prompt), dtype=bool)
+    return keep if keep.any() else np.ones_like(keep)
+
+
 def pad_id(tokenizer) -> int:
     return int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0)
 

@@ -50,7 +50,7 @@ from ..errors import BadInputError
 from .base import Option, PairScorer, Requirement
 from .e5_weights import PROMPT, is_bundled_name
 from .hf import (TORCH_REQ, TRANSFORMERS_REQ, _requirements, check_layer, default_model, drop_blocks_above,
-                 bucket_batches, folder_revision, hidden_layer, load_transformer, mark_prompt,
+                 bucket_batches, folder_revision, hidden_layer, load_transformer, content_tokens,
                  model_weights_requirement, n_layers, numerics, pad_batch, pad_id, refuse_frozen_side, resolve_model_dir,
                  tokenize,
                  torch_device, trained_defaults)
@@ -235,8 +235,7 @@ class OneAligner(PairScorer):
                     hs = {layer: every[layer] for layer in layers}
                 hs = {layer: h.float().cpu().numpy() for layer, h in hs.items()}
                 for r, i in enumerate(idx):
-                    skip = np.asarray(mark_prompt(specials[i], n_prompt), dtype=bool)
-                    keep = ~skip if (~skip).any() else np.ones_like(skip)  # an empty line keeps its specials
+                    keep = content_tokens(specials[i], n_prompt)
                     for layer, h in hs.items():
                         out[layer][i] = np.ascontiguousarray(h[r, : len(ids[i])][keep])
                 if progress:

@@ -383,3 +383,20 @@ def edit_filter(src_texts: Sequence[str], tgt_texts: Sequence[str], cands: Candi
 
     return np.fromiter((sim(norm(src_texts[s]), norm(tgt_texts[t])) < max_similarity
                         for s, t in zip(cands.src.tolist(), cands.tgt.tolist())), dtype=bool, count=len(cands))
+
+
+def apply_filters(src_texts: Sequence[str], tgt_texts: Sequence[str], cands: Candidates, *,
+                  digits: str | None = None, max_edit_similarity: float | None = None
+                  ) -> tuple[Candidates, dict[str, int]]:
+    """Keung et al.'s filters in their order (digits, then edit distance), each optional; returns
+    the kept candidates and how many each filter dropped (only the filters that ran)."""
+    dropped: dict[str, int] = {}
+    if digits:
+        keep = digit_filter(src_texts, tgt_texts, cands, digits)
+        dropped["digits"] = int((~keep).sum())
+        cands = cands.take(keep)
+    if max_edit_similarity is not None:
+        keep = edit_filter(src_texts, tgt_texts, cands, max_edit_similarity)
+        dropped["edit"] = int((~keep).sum())
+        cands = cands.take(keep)
+    return cands, dropped

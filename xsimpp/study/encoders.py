@@ -103,7 +103,7 @@ class SharedForward:
         """Every member's vectors for ``sentences`` (by member index) from one forward pass."""
         import torch
 
-        from ..encoders.hf import bucket_batches, mark_prompt, pad_batch, pad_id, tokenize
+        from ..encoders.hf import bucket_batches, content_tokens, pad_batch, pad_id, pool_states, tokenize
 
         r = self.runner
         ids, specials, n_prompt = tokenize(r._tok, sentences, max_length=r.max_length, prompt=r.prompt)
@@ -114,17 +114,14 @@ class SharedForward:
             for idx, width in bucket_batches([len(x) for x in ids], r.max_tokens, r.batch_size):
                 x, att, _ = pad_batch([ids[i] for i in idx], [specials[i] for i in idx], pad, r.device, width)
                 hs = r._model(input_ids=x, attention_mask=att, output_hidden_states=True).hidden_states
-                m = att.unsqueeze(-1)
                 for n, mem in enumerate(self.members):
                     h = hs[mem.layer]
                     if mem.pool == "mean":  # HFEncoder.encode's pooling: every real token
-                        mf = m.to(h.dtype)
-                        out[n][idx] = ((h * mf).sum(1) / mf.sum(1)).float().cpu().numpy()
+                        out[n][idx] = pool_states(h, att, "mean").float().cpu().numpy()
                     else:  # OneAligner's mean scoring: content tokens only, mean in float64
                         hn = h.float().cpu().numpy()
                         for row, i in enumerate(idx):
-                            skip = np.asarray(mark_prompt(specials[i], n_prompt), dtype=bool)
-                            keep = ~skip if (~skip).any() else np.ones_like(skip)
+                            keep = content_tokens(specials[i], n_prompt)
                             out[n][i] = hn[row, : len(ids[i])][keep].astype(np.float64).mean(0)
         return out
 

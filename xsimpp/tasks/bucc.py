@@ -28,7 +28,7 @@ from ..encoders.base import Encoder
 from ..errors import BadInputError
 from ..results import ResultRecord
 from ..scoring import EngineConfig
-from ..scoring.bucc import (DIGIT_RULES, PRF, Candidates, CrossValidation, cross_validate, digit_filter, edit_filter,
+from ..scoring.bucc import (DIGIT_RULES, PRF, Candidates, CrossValidation, apply_filters, cross_validate,
                             evaluate_threshold, expand_duplicates, gold_mask, keep_fraction_threshold, mine_candidates,
                             tune_threshold, unique_texts)
 from ..scoring.bucc import one_to_one as greedy_one_to_one
@@ -157,15 +157,8 @@ def mine_split(encoder: Encoder, data: BuccSplit, settings: BuccSettings, embed:
         cands = greedy_one_to_one(cands)
     cands = expand_duplicates(cands, inv_src, inv_tgt)
     n_mined, unfiltered_score = len(cands), cands.score
-    dropped: dict[str, int] = {}
-    if st.digits:
-        keep = digit_filter(data.src, data.tgt, cands, st.digits)
-        dropped["digits"] = int((~keep).sum())
-        cands = cands.take(keep)
-    if st.max_edit_similarity is not None:
-        keep = edit_filter(data.src, data.tgt, cands, st.max_edit_similarity)
-        dropped["edit"] = int((~keep).sum())
-        cands = cands.take(keep)
+    cands, dropped = apply_filters(data.src, data.tgt, cands, digits=st.digits,
+                                   max_edit_similarity=st.max_edit_similarity)
     if data.gold is not None:
         gs, gt = data.gold_indices()
         is_gold, n_gold = gold_mask(cands, gs, gt), len(gs)

@@ -155,7 +155,7 @@ def mine_examples(x: np.ndarray, y: np.ndarray, src_texts: Sequence[str], tgt_te
                   cfg: SelfTrainConfig, rng: np.random.Generator, engine=None) -> tuple[Examples, MinedRound]:
     """Keung et al.'s retrieval, threshold and filters over (x, y), then the positives and negatives."""
     from ..engine import margin_knn
-    from ..scoring.bucc import digit_filter, edit_filter, keep_fraction_threshold, unify_pairs
+    from ..scoring.bucc import apply_filters, keep_fraction_threshold, unify_pairs
 
     n_x, n_y = len(x), len(y)
     k_fwd, k_bwd = min(cfg.k, n_y), min(cfg.k, n_x)
@@ -165,15 +165,8 @@ def mine_examples(x: np.ndarray, y: np.ndarray, src_texts: Sequence[str], tgt_te
     threshold = keep_fraction_threshold(cands.score, cfg.keep_fraction, n_x)
     cands = cands.take(cands.score >= threshold)
     retrieved = len(cands)
-    dropped: dict[str, int] = {}
-    if cfg.digits:
-        keep = digit_filter(src_texts, tgt_texts, cands, cfg.digits)
-        dropped["digits"] = int((~keep).sum())
-        cands = cands.take(keep)
-    if cfg.max_edit_similarity is not None:
-        keep = edit_filter(src_texts, tgt_texts, cands, cfg.max_edit_similarity)
-        dropped["edit"] = int((~keep).sum())
-        cands = cands.take(keep)
+    cands, dropped = apply_filters(src_texts, tgt_texts, cands, digits=cfg.digits,
+                                   max_edit_similarity=cfg.max_edit_similarity)
     n_pos = int(round(cfg.top_share * len(cands)))
     pos = cands.take(np.arange(n_pos))  # candidates are sorted by score, best first
     n_neg = k_fwd - 1
