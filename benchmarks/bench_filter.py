@@ -21,7 +21,7 @@ encoded at a time) on the corpus and
 on a 10x larger one (ten copies, each pair made distinct by a copy number on both sides), each in
 a fresh process, interleaved: memory should stay flat while the input grows tenfold.
 
-    python benchmarks/bench_filter.py --encoder e5-small-torch --cache-dir DIR
+    python benchmarks/bench_filter.py --encoder e5-small --cache-dir DIR
     python benchmarks/bench_filter.py --memory-only
 """
 
@@ -159,7 +159,7 @@ def measure_memory(args, work: Path) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--encoder", default="e5-small-torch")
+    ap.add_argument("--encoder", default="e5-small")
     ap.add_argument("--cache-dir", help="embedding cache for the precision runs (default: none)")
     ap.add_argument("--clean", type=int, default=1500)
     ap.add_argument("--mismatch", type=int, default=400)

@@ -11,8 +11,8 @@ from ..errors import MissingResourceError
 from .base import COMMON_OPTIONS, Encoder, Option, PairScorer, Requirement, VectorEncoder
 
 BUILTIN: dict[str, str] = {
-    "e5-small": "xsimpp.encoders.e5:E5Small",
-    "e5-small-torch": "xsimpp.encoders.e5_torch:E5SmallTorch",
+    "e5-small": "xsimpp.encoders.e5_torch:E5Small",
+    "e5-small-nano": "xsimpp.encoders.e5:E5SmallNano",
     "use-m3": "xsimpp.encoders.use_m3:UseM3",
     "chargram": "xsimpp.encoders.chargram:CharGram",
     "sbert": "xsimpp.encoders.sbert:SBert",

