@@ -210,3 +210,13 @@ def test_onealigner_runs_on_e5_small_with_no_flags_and_says_its_layer(folder, tm
     assert re.search(r"\| kea-eng\s+\| 0\.00\s+\| 30\s+\|", out), out
     assert main(args) == 0
     assert "sentences encoded: 0, reused from cache: 60" in capsys.readouterr().out
+
+
+def test_the_model_is_read_only_when_a_sentence_is_encoded(folder):
+    """A run whose vectors are all cached needs the encoder's identity, never its weights."""
+    from xsimpp.encoders import create_encoder
+
+    enc = create_encoder("e5-small", layer=8)
+    assert enc.fingerprint and enc.config()["layer"] == 8 and enc._loaded is None
+    enc.encode(["Die Katze schläft."])
+    assert enc._loaded is not None and len(enc._model.encoder.layer) == 8

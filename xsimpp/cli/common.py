@@ -46,7 +46,7 @@ def add_encoder_options(p: argparse.ArgumentParser, default: str = "e5-small") -
     p.add_argument("--rerank-k", type=int, help="with --rerank: P-xSIM's K margin candidates (default 16, LASER's); "
                                                 "without: onealigner's two-stage mode (rescore the top K by mean-pooled "
                                                 "cosine)")
-    p.add_argument("--prompt", help="hf/onealigner: text put before every sentence (default 'query: ' on e5-small, "
+    p.add_argument("--prompt", help="e5-small/hf/onealigner: text put before every sentence (default 'query: ' on e5-small, "
                                     "else none; --prompt '' drops it)")
     p.add_argument("--autocast", choices=("bf16",),
                    help="sbert/labse/hf: run the model under torch bf16 autocast (faster on bf16 hardware; "

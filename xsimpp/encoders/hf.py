@@ -292,9 +292,24 @@ def n_layers(model) -> int:
     return int(getattr(cfg, "num_hidden_layers", None) or getattr(cfg, "n_layers", 0))
 
 
-def check_layer(layer: int, model, adapter: str) -> int:
-    """Absolute hidden-state index for ``layer`` (negative counts from the top)."""
-    n = n_layers(model)
+def config_layers(folder: Path, adapter: str) -> int:
+    """The number of transformer blocks a model folder's config.json declares, read without
+    loading the model (so an encoder can be made, and a fully cached run finished, without it)."""
+    import json
+
+    cfg_file = Path(folder) / "config.json"
+    if not cfg_file.is_file():
+        raise MissingResourceError(f"{adapter}: {folder} has no config.json, so it is not a Hugging Face model folder")
+    try:
+        cfg = json.loads(cfg_file.read_text(encoding="utf-8"))
+        return int(cfg.get("num_hidden_layers") or cfg.get("n_layers") or 0)
+    except (OSError, ValueError, TypeError, AttributeError) as e:
+        raise MissingResourceError(f"{adapter}: cannot read {cfg_file}: {e}") from None
+
+
+def check_layer(layer: int, n: int, adapter: str) -> int:
+    """Absolute hidden-state index for ``layer`` (negative counts from the top) in a model of
+    ``n`` blocks."""
     idx = layer if layer >= 0 else n + 1 + layer
     if not 0 <= idx <= n:
         raise BadInputError(f"{adapter}: layer {layer} does not exist; this model has layers 0..{n} "
@@ -545,18 +560,34 @@ class HFEncoder(VectorEncoder):
         if layer is None:  # the last layer; a self-trained checkpoint: the layer it was trained on
             layer = int(trained["layer"]) if frozen is not None and "layer" in trained else -1
         self.prompt = str(prompt)
-        self._weights = shared_transformer(self.folder, adapter=self.name)
-        self._tok, self._model = self._weights.tok, self._weights.model
-        self.layer = check_layer(layer, self._model, self.name)
-        self._model = drop_blocks_above(self._model, self.layer)
+        self.layer = check_layer(layer, config_layers(self.folder, self.name), self.name)
         self.pooling, self.batch_size, self.max_length, self.max_tokens = pooling, batch_size, max_length, max_tokens
         self.device = torch_device(device)
-        self._model.to(self.device)
         self._revision = folder_revision(self.folder)
+        self._loaded: tuple | None = None
         self.frozen_encoder: HFEncoder | None = None
         if frozen is not None:
             self._load_frozen(frozen, batch_size=batch_size, device=device, max_length=max_length, autocast=autocast,
                               max_tokens=max_tokens)
+
+    def _load(self) -> tuple:
+        """(shared weights, tokenizer, model view), loaded on first use: a run whose vectors are
+        all cached never imports transformers' model code nor reads the weights (the warm
+        ten-language xsim++ run spent 23 of its 31 s there)."""
+        if self._loaded is None:
+            weights = shared_transformer(self.folder, adapter=self.name)
+            model = drop_blocks_above(weights.model, self.layer)
+            model.to(self.device)
+            self._loaded = (weights, weights.tok, model)
+        return self._loaded
+
+    @property
+    def _tok(self):
+        return self._load()[1]
+
+    @property
+    def _model(self):
+        return self._load()[2]
 
     def _load_frozen(self, frozen: dict, **kw) -> None:
         """A self-trained checkpoint (Keung et al.: only the source side is trained): its languages

@@ -161,7 +161,7 @@ class OneAligner(PairScorer):
                          "chosen on FLORES dev; --layer to change)")
         else:
             self.note = f"{self.id}: layer {layer}"
-        self.layer = check_layer(layer, self._model, "onealigner")
+        self.layer = check_layer(layer, n_layers(self._model), "onealigner")
         self._model = drop_blocks_above(self._model, self.layer)
         if batch_size < 0 or rerank_k < 0:
             raise BadInputError("onealigner: batch_size and rerank_k must be >= 0 (0 = full matrix / off)")

@@ -345,7 +345,7 @@ def train(pairs: Sequence[tuple[str, str]], model_path: str = DEFAULT_MODEL, out
     ``load_base(model_path)`` (the CLI loads it once to count tokens for the data recipe)."""
     import torch
 
-    from ..encoders.hf import check_layer, folder_revision, torch_device
+    from ..encoders.hf import check_layer, folder_revision, n_layers, torch_device
 
     cfg = cfg or TrainConfig()
     if not out:
@@ -358,7 +358,7 @@ def train(pairs: Sequence[tuple[str, str]], model_path: str = DEFAULT_MODEL, out
     if cfg.temperature <= 0 or cfg.lr <= 0:
         raise BadInputError("train onealigner: temperature and learning rate must be > 0")
     folder, tokenizer, model = base or load_base(model_path)
-    layer = check_layer(cfg.layer, model, "train onealigner")
+    layer = check_layer(cfg.layer, n_layers(model), "train onealigner")
     prompt = resolve_prompt(cfg.prompt, model_path)
     device = torch_device(cfg.device)
     revision = folder_revision(folder)
