@@ -55,6 +55,7 @@ FRENCH = [
     ("Veuillez ne pas les nourrir ni les déranger.", []),
     # Adding would need "pas de" (indefinite object), an adverb's placement, or has no single subject.
     ("Elle a une voiture.", []),
+    ("Cela induira une sensation étrange.", []),
     ("Il y a un grand arbre.", [("Il y a un petit arbre.", A)]),
     ("Il vient souvent.", [("Il vient rarement.", A)]),
     ("Cela nous a apporté le train.", []),
@@ -116,6 +117,7 @@ GERMAN = [
     ("Er ist nur ein Kind.", []),
     ("Er lebt in einem großen Haus.", [("Er lebt in einem kleinen Haus.", A)]),
     ("Eines Tages kam er.", []),
+    ("Das eine Ende des Seils ist rot.", []),
     # "nicht" added before the final participle / infinitive / predicate of a one-clause statement.
     ("Die Polizei hat den Mann festgenommen.", [("Die Polizei hat den Mann nicht festgenommen.", N)]),
     ("Gestern hat die Polizei den Verdächtigen festgenommen.",

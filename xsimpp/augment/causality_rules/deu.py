@@ -21,6 +21,7 @@ Deliberately skipped:
   "eine" form) and "kein" mostly goes with mass nouns ("kein Geld" -> "ein Geld" is not German);
 - "eines" (genitive "eines Tages", "die Frau eines Mannes") and a genitive-looking "einer" after a
   noun; "ein" after approximators, comparisons and focus words (nur, etwa, als, wie, lediglich ...),
+  after a definite article ("das eine Ende" = the one end),
   after "und"/"oder" (lists) and after prepositions ("mit keinem Absatz" is not how German says
   "ohne Absatz"), and before quantity or time nouns (ein Drittel, eine Reihe, ein Jahr später);
 - "nicht" in nicht nur / mehr / einmal / zuletzt / allein / etwa / wahr, after noch / gar /
@@ -57,6 +58,7 @@ EIN_PREV_BLOCK = {"als", "wie", "nur", "noch", "so", "solch", "welch", "etwa", "
                   "höchstens", "fast", "knapp", "je", "jeweils", "irgend", "mehr", "gut", "weniger", "zirka", "circa",
                   "ca", "lediglich", "bloß", "ausschließlich", "genau", "schon", "bereits", "sogar", "zumindest",
                   "wenigstens", "immerhin", "und", "oder", "sowie", "bzw",
+                  "der", "die", "das", "den", "dem", "des", "dieser", "diese", "dieses", "jeder", "jede", "jedes",
                   "an", "auf", "aus", "bei", "mit", "nach", "seit", "von", "zu", "in", "durch", "für", "gegen", "ohne",
                   "um", "über", "unter", "vor", "hinter", "neben", "zwischen", "laut", "gemäß", "trotz", "während",
                   "wegen", "statt", "anstatt", "außer", "dank", "bis", "entlang", "innerhalb", "außerhalb", "per",

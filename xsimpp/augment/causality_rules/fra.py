@@ -155,6 +155,13 @@ def _clitics_after(doc, i: int) -> int:
     return i
 
 
+def _after_verb_group(doc, i: int) -> int:
+    """Index of the first token at or after i that is no adverb, participle or infinitive."""
+    while i < len(doc) and (doc[i].pos_ == "ADV" or doc[i].morph.get("VerbForm") in (["Part"], ["Inf"])):
+        i += 1
+    return i
+
+
 def _removal(doc, ne) -> list[Edit] | None:
     """Edits deleting the "ne ... pas" that starts at `ne`, or None when it is not a plain one."""
     j = _clitics_after(doc, ne.i + 1)
@@ -169,9 +176,7 @@ def _removal(doc, ne) -> list[Edit] | None:
         return None
     if pas.i + 1 < len(doc) and doc[pas.i + 1].lower_ in PAS_BLOCKERS:
         return None
-    k = pas.i + 1
-    while k < len(doc) and (doc[k].pos_ == "ADV" or doc[k].morph.get("VerbForm") in (["Part"], ["Inf"])):
-        k += 1
+    k = _after_verb_group(doc, pas.i + 1)
     if k < len(doc) and doc[k].lower_ in ("de", "d'", "d’"):
         return None  # "n'a pas rencontré de problèmes": the affirmative needs "des problèmes"
     edits = []
@@ -218,6 +223,9 @@ def _addition(doc, verb, clause_words: set[str]) -> list[Edit] | None:
     for obj in head.children:
         if obj.dep_ == "obj" and any(d.dep_ == "det" and d.lower_ in INDEFINITE for d in obj.children):
             return None
+    k = _after_verb_group(doc, verb.i + 1)
+    if k < len(doc) and doc[k].lower_ in INDEFINITE and verb.lemma_ != "être":
+        return None  # the same with the object misparsed: "induira une sensation" (être keeps "pas un")
     start = verb.i
     while start - 1 > subjects[0].i and doc[start - 1].lower_ in CLITICS and doc[start - 1].pos_ == "PRON" \
             and not doc[start - 1].dep_.startswith("nsubj"):
