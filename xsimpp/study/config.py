@@ -59,6 +59,7 @@ margin = "ratio"
 k = 4
 folds = 5
 fixed_threshold = 1.06  # LASER's usual ratio-margin cut, as a miner runs it
+unpaired_sources = 0    # FLORES dev source lines per language with no translation in the pool (0 = none)
 
 [analysis]
 bootstrap = 1000
@@ -181,6 +182,7 @@ class StudyConfig:
     k: int = 4
     folds: int = 5
     fixed_threshold: float = 1.06
+    unpaired_sources: int = 0
     bootstrap: int = 1000
     permutations: int = 1000
     confidence: float = 0.95
@@ -204,7 +206,8 @@ _KEYS = {
                 "tatoeba": (bool, "tatoeba")},
     "mining": {"distractors": (int, "distractors"), "whole_sources": (list, "whole_sources"),
                "fill_sources": (list, "fill_sources"), "margin": (str, "margin"), "k": (int, "k"),
-               "folds": (int, "folds"), "fixed_threshold": ((int, float), "fixed_threshold")},
+               "folds": (int, "folds"), "fixed_threshold": ((int, float), "fixed_threshold"),
+               "unpaired_sources": (int, "unpaired_sources")},
     "analysis": {"bootstrap": (int, "bootstrap"), "permutations": (int, "permutations"),
                  "confidence": ((int, float), "confidence")},
 }
@@ -316,6 +319,11 @@ def check_config(cfg: StudyConfig) -> None:
     for s in cfg.whole_sources + cfg.fill_sources:
         if s not in DISTRACTOR_SOURCES:
             raise BadInputError(f"[mining] distractor source '{s}' is unknown (known: {', '.join(DISTRACTOR_SOURCES)})")
+    if cfg.unpaired_sources < 0:
+        raise BadInputError("[mining] unpaired_sources must be 0 (none) or a positive number of FLORES dev lines")
+    if cfg.unpaired_sources and "flores200-dev" in cfg.whole_sources + cfg.fill_sources:
+        raise BadInputError("[mining] unpaired_sources takes its sources from FLORES dev, so 'flores200-dev' cannot "
+                            "also be a distractor source (it holds their translations); drop it")
     if cfg.distractors < 1 or cfg.k < 1 or cfg.folds < 2:
         raise BadInputError("[mining] needs distractors >= 1, k >= 1 and folds >= 2")
     if not 0 < cfg.confidence < 1 or cfg.bootstrap < 1 or cfg.permutations < 1:
