@@ -280,6 +280,13 @@ def test_presets_parse_and_cli_errors_exit_2(tmp_path, capsys):
     large = parse_config(PRESETS["large"])
     assert len(small.encoders) >= 8 and len(small.languages) >= 10 and small.distractors >= 50000
     assert len(large.encoders) > len(small.encoders) and "paper" in large.xsimpp_styles
+    assert small.unpaired_sources == large.unpaired_sources == 0  # the existing presets' numbers stay
+    ckpt = parse_config(PRESETS["checkpoints"])
+    distilled = [e for e in ckpt.encoders if e.family == "distill"]
+    assert len(distilled) == 10 and all(e.optional and e.name == "sbert" for e in distilled)
+    assert distilled[-1].options["model"] == "distill-checkpoints/step-01000"  # `xsimpp train distill`'s default --out
+    assert len({e.family for e in ckpt.encoders}) == 3 and ckpt.unpaired_sources > 0
+    assert "flores200-dev" not in ckpt.whole_sources + ckpt.fill_sources and ckpt.xsimpp_styles == ["strict", "paper"]
     bad = tmp_path / "bad.toml"
     bad.write_text(PRESETS["small"].replace('"bem"]', '"bem", "xxq"]'))
     assert main(["study", str(bad), "--out", str(tmp_path / "o")]) == 2
