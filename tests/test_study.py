@@ -220,6 +220,7 @@ def test_output_folder_is_complete_and_refuses_to_clobber(tmp_path):
             "plots/acc-mining_f1.png"} <= names
     html = (out / "report.html").read_text()
     assert "data:image/png;base64," in html and "xsim[absolute]" in html
+    assert "within a family % (0 pairs)" in html and "across families % (6 pairs)" in html  # A, B, C: 3 families
     with pytest.raises(BadInputError, match="not empty"):
         write_study(res, out)
     assert write_study(res, out, overwrite=True) == out
