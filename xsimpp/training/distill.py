@@ -127,6 +127,9 @@ class Student:
         if self.kind == "sbert":
             from sentence_transformers import SentenceTransformer
 
+            if self.prompt:
+                raise BadInputError(f"{ADAPTER}: a sentence-transformers student takes no --prompt (--encoder sbert "
+                                    "would not add it when the checkpoint is evaluated)")
             self.model = SentenceTransformer(str(self.folder), device="cpu", trust_remote_code=False)
             self.model.max_seq_length = min(cfg.max_length, self.model.max_seq_length or cfg.max_length)
             get = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
@@ -139,7 +142,7 @@ class Student:
     def vectors(self, texts: Sequence[str], device: str):
         if self.kind == "sbert":
             prep = getattr(self.model, "preprocess", None) or self.model.tokenize  # renamed in sentence-transformers 6
-            feats = prep([self.prompt + t for t in texts])
+            feats = prep(list(texts))
             feats = {k: v.to(device) if hasattr(v, "to") else v for k, v in feats.items()}
             return self.model(feats)["sentence_embedding"]
         from .mnr import mean_pooled
@@ -212,14 +215,12 @@ def distill(pairs: Sequence[tuple[str, str]], teacher, out: str | Path = DEFAULT
         if len(losses) in saves:
             step = len(losses)
             res = TrainResult(Path(out) / checkpoint_name(step), step, list(losses), time.perf_counter() - t0)
-            model.eval()
             meta = manifest("distill: student(x) onto frozen teacher(English translation of x), squared distance of "
                             "unit vectors", student, stu.folder, revision, pairs, info, hyper, res, cfg.batch_size,
                             use={"prompt": stu.prompt}, teacher=teacher_info, step=step, seed=cfg.seed,
                             checkpoints={"steps": sorted(saves), "of": steps})
             meta["epochs"] = round(step * cfg.batch_size / len(items), 3)  # over examples, not pairs
             stu.save(res.out, meta)
-            model.train()
             results.append(res)
     return results
 
