@@ -62,21 +62,21 @@ def test_examples_steps_and_checkpoint_schedule():
 def test_distill_sbert_student_learns_writes_loadable_checkpoints_and_encodes_english_once(tiny, tmp_path):
     calls: list = []
     teacher = _teacher(tiny["bert"], calls)
-    cfg = DistillConfig(batch_size=8, lr=1e-3, warmup=0.0, steps=30, save_every=10, seed=3, device="cpu")
+    cfg = DistillConfig(batch_size=8, lr=1e-3, warmup=0.0, steps=20, save_every=7, seed=3, device="cpu")
     out = tmp_path / "ckpt"
     results = distill(PAIRS, teacher, out, cfg, student=str(tiny["sbert"]), data_info={"note": "test"})
     # the teacher saw the 24 English lines once, before the first step, never a source
     assert sum(len(c) for c in calls) == 24 and {s for c in calls for s in c} == {e for _, e in PAIRS}
-    assert [r.steps for r in results] == [10, 20, 30]
-    assert sorted(p.name for p in out.iterdir()) == ["step-00010", "step-00020", "step-00030"]
+    assert [r.steps for r in results] == [7, 14, 20]  # every 7th step and the last
+    assert sorted(p.name for p in out.iterdir()) == ["step-00007", "step-00014", "step-00020"]
     losses = results[-1].losses
-    assert len(losses) == 30 and np.mean(losses[-5:]) < 0.5 * np.mean(losses[:5])
-    meta = json.loads((out / "step-00020" / "xsimpp_training.json").read_text())
-    assert meta["step"] == 20 and meta["seed"] == 3 and meta["loss"]["last"] == losses[19]
+    assert len(losses) == 20 and np.mean(losses[-5:]) < 0.5 * np.mean(losses[:5])
+    meta = json.loads((out / "step-00014" / "xsimpp_training.json").read_text())
+    assert meta["step"] == 14 and meta["seed"] == 3 and meta["loss"]["last"] == losses[13]
     assert meta["teacher"]["id"] == teacher.id and meta["teacher"]["revision"] == teacher.revision
     assert meta["base_model"]["name"] == str(tiny["sbert"]) and meta["data"]["pairs"] == 24
     assert len(meta["data"]["sha256"]) == 64 and meta["data"]["note"] == "test"
-    assert meta["checkpoints"] == {"steps": [10, 20, 30], "of": 30}
+    assert meta["checkpoints"] == {"steps": [7, 14, 20], "of": 20}
     # each checkpoint is an sbert encoder; the last is closer to the teacher's English than the start
     t = teacher.encode([e for _, e in PAIRS])
     t /= np.linalg.norm(t, axis=1, keepdims=True)
@@ -86,7 +86,7 @@ def test_distill_sbert_student_learns_writes_loadable_checkpoints_and_encodes_en
         v /= np.linalg.norm(v, axis=1, keepdims=True)
         return float(((v - t) ** 2).sum(1).mean())
 
-    assert gap(out / "step-00030") < 0.5 * gap(tiny["sbert"])
+    assert gap(out / "step-00020") < 0.5 * gap(tiny["sbert"])
     # deterministic with the seed
     again = distill(PAIRS, teacher, tmp_path / "again", cfg, student=str(tiny["sbert"]))
     assert again[-1].losses == losses
@@ -108,6 +108,9 @@ def test_distill_errors_are_one_sentence(tiny, tmp_path):
         distill(PAIRS[:2], teacher, tmp_path / "x", DistillConfig(batch_size=8))
     with pytest.raises(BadInputError, match="--save-every must be >= 0"):
         distill(PAIRS, teacher, tmp_path / "x", DistillConfig(save_every=-1))
+    with pytest.raises(BadInputError, match="takes no --prompt"):
+        distill(PAIRS, teacher, tmp_path / "x", DistillConfig(batch_size=8, prompt="query: "), student=str(tiny["sbert"]))
+    assert not (tmp_path / "x").exists()
 
 
 def test_cli_errors_exit_2(tmp_path, capsys):
