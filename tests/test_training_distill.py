@@ -47,6 +47,10 @@ def test_loss_by_hand():
     t = torch.tensor([[1.0, 0.0], [1.0, 1.0]])
     # row 0: same direction -> 0; row 1: (0, 1) vs (1, 1)/sqrt2 -> 2 - 2 cos(45 deg) = 2 - sqrt2
     assert math.isclose(float(distill_loss(s, t)), (0 + 2 - math.sqrt(2)) / 2, rel_tol=1e-6)
+    # the paper's raw MSE: row 0 (3,0)-(1,0) -> 4, row 1 (0,1)-(1,1) -> 1; mean over 4 entries = 5/4
+    assert math.isclose(float(distill_loss(s, t, "mse")), 5 / 4, rel_tol=1e-6)
+    with pytest.raises(BadInputError, match="--loss"):
+        DistillConfig(loss="cosine").check()
 
 
 def test_examples_steps_and_checkpoint_schedule():

