@@ -167,6 +167,48 @@ def test_pipeline_on_hand_made_vectors_gives_hand_checked_accuracy():
     assert truth.dataset == "study:tiny" and truth.params["system"] == "A"
 
 
+def _unpaired_data(unpaired: list[str]) -> StudyData:
+    gold = Bitext("flores200", "devtest", "deu", "eng_Latn", [f"s{i}" for i in range(4)], [f"g{i}" for i in range(4)])
+    return StudyData([LanguageData("deu", gold, None, None, unpaired)], {},
+                     Distractors([f"d{j}" for j in range(6)], {"hand": 6}, {"hand": 6}))
+
+
+def test_unpaired_sources_and_fixed_threshold_f1_by_hand():
+    # English: gold g0..g3 on basis 0..3, distractors d0..d5 on 10..15. Unpaired sources u0, u1 sit
+    # on d0, d1 (cosine 1: a near-copy with no translation on the English side). Encoder A puts
+    # every gold source si on gi; B puts s3 on d2; C (another family) puts s1, s2 on d2, d3.
+    # Ratio margin, k = 4: every source and every target with a cosine-1 partner has a k-mean of
+    # 1/4, so each cosine-1 pair scores 1 / ((1/4 + 1/4) / 2) = 4; the backward bests of the rest
+    # (all cosines 0) score 0. The fixed threshold 1.06 keeps exactly the score-4 pairs:
+    #   A: 4 gold + u0-d0 + u1-d1 = 6 extracted, 4 right, 4 gold: P 4/6 = 66.67, R 100, F1 8/10 = 80
+    #   B: s0-s2 right, s3-d2 wrong, u0, u1 = 6 extracted, 3 right: P 50, R 75, F1 6/10 = 60
+    #   C: s0, s3 right, s1-d2, s2-d3, u0, u1 = 6 extracted, 2 right: P 33.33, R 50, F1 4/10 = 40
+    # Without the unpaired sources A extracts 4 of 4 (P = R = F1 = 100) and B 3 of 4 (75 each).
+    # Cross-validated (2 folds of 3 of A's 6 sources): each training part holds a gold score-4
+    # pair, so the tuned cut keeps every score-4 pair: A's CV F1 is 80 as well.
+    table = {**{f"g{i}": i for i in range(4)}, **{f"d{j}": 10 + j for j in range(6)}, "u0": 10, "u1": 11}
+    moved = {"A": {}, "B": {"s3": 12}, "C": {"s1": 12, "s2": 13}}
+    encs = [StudyEncoder(EncoderSpec(n, "lookup", family="other" if n == "C" else "run"),
+                         Lookup({**table, **{f"s{i}": i for i in range(4)}, **moved[n]}), None) for n in "ABC"]
+    cfg = _config(languages=["deu"], fixed_threshold=1.06, margin="ratio")
+    res = run_study(cfg, _unpaired_data(["u0", "u1"]), encs)
+    cell = {c["system"]: c for c in res.cells}
+    got = {n: tuple(round(cell[n][k], 2) for k in ("mining_p_fixed", "mining_r_fixed", "mining_f1_fixed"))
+           for n in "ABC"}
+    assert got == {"A": (66.67, 100, 80), "B": (50, 75, 60), "C": (33.33, 50, 40)}
+    assert round(cell["A"]["mining_f1"], 2) == 80 and cell["A"]["n_unpaired"] == 2
+    rep = res.rankings["mining_f1_fixed"]
+    assert (rep.within_pairs, rep.across_pairs) == (1, 2)  # A-B within the family; A-C, B-C across
+    assert next(r for r in res.records if r.metric == "mining_f1_fixed").signature.params["unpaired_sources"] == 2
+    from xsimpp.study.output import ranking_text
+
+    assert "within(1)" in ranking_text(res, "mining_f1_fixed") and "across(2)" in ranking_text(res, "mining_f1_fixed")
+    plain = run_study(cfg, _unpaired_data([]), encs[:2])
+    got = {c["system"]: (round(c["mining_p_fixed"], 2), round(c["mining_f1_fixed"], 2)) for c in plain.cells}
+    assert got == {"A": (100, 100), "B": (75, 75)}
+    assert "unpaired_sources" not in plain.records[-1].signature.params
+
+
 def test_output_folder_is_complete_and_refuses_to_clobber(tmp_path):
     from xsimpp.study.output import write_study
 
@@ -178,6 +220,7 @@ def test_output_folder_is_complete_and_refuses_to_clobber(tmp_path):
             "plots/acc-mining_f1.png"} <= names
     html = (out / "report.html").read_text()
     assert "data:image/png;base64," in html and "xsim[absolute]" in html
+    assert "within a family % (0 pairs)" in html and "across families % (6 pairs)" in html  # A, B, C: 3 families
     with pytest.raises(BadInputError, match="not empty"):
         write_study(res, out)
     assert write_study(res, out, overwrite=True) == out
@@ -223,6 +266,8 @@ def test_shared_forward_pass_equals_each_members_own_vectors(tmp_path):
     (lambda t: t.replace('label = "minilm"', 'label = "chargram"'), "used twice"),
     (lambda t: t + "\n[extra]\n", "unknown table \\[extra\\]"),
     (lambda t: t.replace("[mining]", "[mining"), "not valid TOML"),
+    (lambda t: t.replace("unpaired_sources = 0 ", "unpaired_sources = -1 "), "unpaired_sources must be 0"),
+    (lambda t: t.replace("unpaired_sources = 0 ", "unpaired_sources = 5 "), "'flores200-dev' cannot also be"),
 ])
 def test_config_errors_are_one_sentence(edit, message):
     with pytest.raises(BadInputError, match=message):
@@ -236,6 +281,13 @@ def test_presets_parse_and_cli_errors_exit_2(tmp_path, capsys):
     large = parse_config(PRESETS["large"])
     assert len(small.encoders) >= 8 and len(small.languages) >= 10 and small.distractors >= 50000
     assert len(large.encoders) > len(small.encoders) and "paper" in large.xsimpp_styles
+    assert small.unpaired_sources == large.unpaired_sources == 0  # the existing presets' numbers stay
+    ckpt = parse_config(PRESETS["checkpoints"])
+    distilled = [e for e in ckpt.encoders if e.family == "distill"]
+    assert len(distilled) == 10 and all(e.optional and e.name == "sbert" for e in distilled)
+    assert distilled[-1].options["model"] == "distill-checkpoints/step-01000"  # `xsimpp train distill`'s default --out
+    assert len({e.family for e in ckpt.encoders}) == 3 and ckpt.unpaired_sources > 0
+    assert "flores200-dev" not in ckpt.whole_sources + ckpt.fill_sources and ckpt.xsimpp_styles == ["strict", "paper"]
     bad = tmp_path / "bad.toml"
     bad.write_text(PRESETS["small"].replace('"bem"]', '"bem", "xxq"]'))
     assert main(["study", str(bad), "--out", str(tmp_path / "o")]) == 2

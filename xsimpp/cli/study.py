@@ -12,7 +12,7 @@ def register(sub) -> None:
                     "language's gold pairs hidden among real English distractors), then ranks the proxies by "
                     "pairwise accuracy against mining (the statistics of `xsimpp rank`) and writes a report folder.")
     p.add_argument("config", nargs="?", metavar="CONFIG.toml", help="the study configuration")
-    p.add_argument("--preset", choices=("small", "large"), help="a built-in configuration instead of a file")
+    p.add_argument("--preset", choices=("small", "large", "checkpoints"), help="a built-in configuration instead of a file")
     p.add_argument("--print-config", action="store_true", help="print the configuration (e.g. a preset's) and exit")
     p.add_argument("--out", help="report folder (default: study-<name>); written atomically")
     p.add_argument("--overwrite", action="store_true", help="replace an existing, non-empty --out folder")

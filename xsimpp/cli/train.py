@@ -1,5 +1,6 @@
 """`xsimpp train onealigner`: finetune a transformer with OneAligner's contrastive objective.
-`xsimpp train self-train`: Keung et al. (2020)'s self-training on mined pairs."""
+`xsimpp train self-train`: Keung et al. (2020)'s self-training on mined pairs.
+`xsimpp train distill`: a student distilled from a frozen teacher (Reimers & Gurevych 2020), with checkpoints."""
 
 from __future__ import annotations
 
@@ -17,6 +18,10 @@ def _add_recipe_args(p) -> None:
                    help="do not drop pairs that contain a FLORES-200 or Tatoeba test sentence")
     p.add_argument("--data-dir", help="data root searched for FLORES-200 and Tatoeba (default: $XSIMPP_DATA_DIR, "
                                       "then the user data dir)")
+    _add_seed_device(p)
+
+
+def _add_seed_device(p) -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--device", default="auto", help="cpu, cuda, ... (default: cuda if available)")
 
@@ -25,7 +30,8 @@ def register(sub) -> None:
     from ..training.onealigner import DEFAULT_LAYER, DEFAULT_MODEL, MIN_TOKENS
 
     p = sub.add_parser("train",
-                       help="finetune an encoder (OneAligner; Keung et al. self-training; Tan & Koehn's MNR loss)")
+                       help="finetune an encoder (OneAligner; Keung et al. self-training; Tan & Koehn's MNR loss; "
+                            "teacher-student distillation)")
     tsub = p.add_subparsers(dest="what", metavar="MODEL")
     o = tsub.add_parser("onealigner", help="OneAligner: in-batch-normalised BERTScore-F, global in-batch negatives",
                         description="Finetune a Hugging Face encoder on parallel pairs with OneAligner's objective "
@@ -53,6 +59,7 @@ def register(sub) -> None:
     o.set_defaults(func=run)
     _register_self_train(tsub)
     _register_mnr(tsub)
+    _register_distill(tsub)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
@@ -322,4 +329,125 @@ def run(args) -> int:
 
     res = train(kept, args.model, args.out, cfg, log=_log_loss(args), data_info=data_info, base=base)
     _print_trained(res, len(kept))
+    return 0
+
+
+PAPER_LANGS = "fao_Latn,kea_Latn,tpi_Latn,kik_Latn,fur_Latn,ibo_Latn,ltz_Latn,swh_Latn,zul_Latn,bem_Latn"
+
+
+def _register_distill(tsub) -> None:
+    from ..training.distill import DEFAULT_OUT, DEFAULT_STUDENT, DEFAULT_TEACHER, DistillConfig, LOSSES
+
+    d = DistillConfig()
+    t = tsub.add_parser(
+        "distill", help="Reimers & Gurevych 2020: a student maps each language onto a frozen teacher's English",
+        description="Train a student so that a sentence's vector lands where the frozen teacher puts its English "
+                    "translation (squared distance of unit vectors; English onto the teacher's English too), on "
+                    "FLORES-200 dev pairs (evaluation uses devtest) and optionally the OLDI seed. The teacher's "
+                    "English is encoded once, through its embedding cache. Checkpoints OUT/step-NNNNN load with "
+                    "--encoder sbert --model CKPT (a sentence-transformers student) or --encoder hf --model CKPT.")
+    t.add_argument("--langs", default=PAPER_LANGS, help="languages whose FLORES-200 dev pairs train the student "
+                                                        "(default: the xSIM++ paper's ten)")
+    t.add_argument("--oldi-seed", action="store_true",
+                   help="add the OLDI seed pairs of the --langs it has (fur_Latn, ita_Latn here)")
+    t.add_argument("--teacher", default=DEFAULT_TEACHER,
+                   help=f"the frozen teacher: an hf model (last layer, mean pooling; default {DEFAULT_TEACHER} with "
+                        "its 'query: ' prompt)")
+    t.add_argument("--student", default=DEFAULT_STUDENT,
+                   help=f"the starting student: a sentence-transformers or Hugging Face folder or name (default "
+                        f"{DEFAULT_STUDENT}, bundled)")
+    t.add_argument("--out", default=DEFAULT_OUT, help=f"checkpoint folder, one OUT/step-NNNNN per checkpoint, each "
+                                                      f"written atomically (default {DEFAULT_OUT})")
+    t.add_argument("--save-every", type=int, default=d.save_every,
+                   help="write a checkpoint every N steps (default: only the last step)")
+    t.add_argument("--steps", type=int, default=0, help="optimizer steps (default: --epochs passes)")
+    t.add_argument("--epochs", type=int, default=d.epochs, help=f"passes over the examples (default {d.epochs})")
+    t.add_argument("--batch-size", type=int, default=d.batch_size, help=f"examples per step (default {d.batch_size})")
+    t.add_argument("--lr", type=float, default=d.lr, help=f"AdamW learning rate (default {d.lr:g})")
+    t.add_argument("--warmup", type=float, default=d.warmup,
+                   help=f"share of steps with linear warm-up, then linear decay (default {d.warmup:g})")
+    t.add_argument("--max-length", type=int, default=d.max_length, help=f"max student tokens (default {d.max_length})")
+    t.add_argument("--loss", choices=LOSSES, default=d.loss,
+                   help="unit: squared distance of unit vectors (default; cosine is what mining scores); "
+                        "mse: Reimers & Gurevych's MSE of the raw vectors (the paper's protocol)")
+    t.add_argument("--no-english", action="store_true",
+                   help="train only source -> teacher English, not also English -> teacher English")
+    t.add_argument("--prompt", help="text put before every student sentence (default: 'query: ' for e5-small, "
+                                    "else none)")
+    _add_seed_device(t)
+    t.add_argument("--data-dir", help="data root (default: $XSIMPP_DATA_DIR, then the user data dir)")
+    t.add_argument("--cache-dir", help="the teacher's embedding cache folder (default: the user data dir's)")
+    t.add_argument("--no-cache", action="store_true", help="encode the teacher's English afresh")
+    t.add_argument("--log-every", type=int, default=0, help="print the loss every N steps (default 0: never)")
+    t.add_argument("--no-progress", action="store_true", help="no progress bars")
+    t.set_defaults(func=run_distill)
+
+
+def distill_pairs(langs: list[str], data_dir=None, oldi_seed: bool = False):
+    """(pairs, data description): FLORES-200 dev (source, English) per language, then the OLDI seed
+    pairs of the languages it has; pairs with a side in FLORES-200 devtest are dropped."""
+    from ..datasets import Flores200
+    from ..errors import MissingResourceError
+    from ..paths import data_dirs
+    from ..datasets.base import text_checksum
+    from ..training.onealigner import filter_pairs, read_parallel
+
+    dev, devtest = Flores200("dev", data_dir), Flores200("devtest", data_dir)
+    pairs, per_source = [], {}
+    for code in langs:
+        bt = dev.bitext(code, "eng_Latn")
+        pairs += list(zip(bt.src, bt.tgt))
+        per_source[f"flores200-dev:{code}"] = len(bt)
+    if oldi_seed:
+        root = next((r / "oldi-seed" for r in data_dirs(data_dir) if (r / "oldi-seed" / "eng_Latn").is_file()), None)
+        if root is None:
+            raise MissingResourceError("--oldi-seed: no oldi-seed/eng_Latn under any data root; set XSIMPP_DATA_DIR")
+        have = [c for c in langs if (root / c).is_file()]
+        if not have:
+            raise MissingResourceError(f"--oldi-seed: {root} has none of {', '.join(langs)}")
+        for code in have:
+            seed = read_parallel(root / code, root / "eng_Latn")
+            pairs += seed
+            per_source[f"oldi-seed:{code}"] = len(seed)
+    held = {"FLORES-200 devtest": [s for c in langs + ["eng_Latn"] for s in devtest.sentences(c)]}
+    kept, report = filter_pairs(pairs, counts=None, held_out=held)
+    return kept, {"sources": per_source, "languages": langs, "filter": {"read": report.total, "kept": report.kept,
+                                                                         "dropped": report.dropped},
+                  "english_sha256": text_checksum([e for _, e in kept])}
+
+
+def run_distill(args) -> int:
+    from ..cache import EmbeddingCache
+    from ..datasets.languages import resolve_languages
+    from ..encoders.hf import HFEncoder
+    from ..tasks.runner import progress_bar
+    from ..training.distill import DistillConfig, distill, planned_steps
+    from .common import check_outputs
+
+    check_outputs(args, dirs={"out": "--out"})
+    cfg = DistillConfig(batch_size=args.batch_size, lr=args.lr, warmup=args.warmup, max_length=args.max_length,
+                        steps=args.steps, epochs=args.epochs, save_every=args.save_every,
+                        english=not args.no_english, seed=args.seed, device=args.device, prompt=args.prompt,
+                        loss=args.loss)
+    cfg.check()  # every knob before any data is read or model loaded
+    pairs, info = distill_pairs(resolve_languages(args.langs), args.data_dir, args.oldi_seed)
+    print(f"data: {len(pairs)} pairs ({', '.join(f'{k} {v}' for k, v in info['sources'].items())}); "
+          f"{sum(info['filter']['dropped'].values())} dropped as FLORES-200 devtest lines", file=sys.stderr, flush=True)
+    teacher = HFEncoder(model=args.teacher, device=args.device)
+    cache = None if args.no_cache else EmbeddingCache(teacher.id, teacher.fingerprint, args.cache_dir)
+    english = len(set(e for _, e in pairs))
+    steps = planned_steps(cfg, pairs)
+    show = not args.no_progress
+    try:
+        with progress_bar(english, "teacher English (once)", show) as enc_bar, \
+                progress_bar(steps, "distilling", show, unit="step") as step_bar:
+            results = distill(pairs, teacher, args.out, cfg, student=args.student, cache=cache, data_info=info,
+                              log=_log_loss(args), progress=step_bar, teacher_progress=enc_bar)
+    finally:
+        if cache is not None:
+            cache.close()
+    last = results[-1]
+    print(f"distilled {last.steps} steps in {last.seconds:.1f}s ({last.steps_per_second:.3f} steps/s, batch "
+          f"{cfg.batch_size}); loss {last.losses[0]:.4f} -> {last.losses[-1]:.4f}; {len(results)} checkpoint(s): "
+          f"{', '.join(str(r.out) for r in results)}")
     return 0

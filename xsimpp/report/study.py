@@ -102,7 +102,9 @@ def _ranking_table(report, table_id: str, truth_label: str) -> str:
     pvals = {b: r.p_value for a, b, r in report.comparisons}
     head = ("<tr><th class=t data-key=proxy>proxy</th><th data-key=acc>accuracy %</th><th data-key=ci>CI</th>"
             "<th data-key=agree>agree / pairs</th><th data-key=p>PERM-BOTH p vs best</th>"
-            "<th data-key=pearson>Pearson</th><th data-key=spearman>Spearman</th><th data-key=kendall>Kendall</th></tr>")
+            "<th data-key=pearson>Pearson</th><th data-key=spearman>Spearman</th><th data-key=kendall>Kendall</th>"
+            f"<th data-key=within>within a family % ({report.within_pairs} pairs)</th>"
+            f"<th data-key=across>across families % ({report.across_pairs} pairs)</th></tr>")
     rows = []
     for p in report.proxies:
         acc = p.accuracy
@@ -112,9 +114,10 @@ def _ranking_table(report, table_id: str, truth_label: str) -> str:
                  f'<td data-v="{p.ci[0]:.6f}">[{_pct(p.ci[0])}, {_pct(p.ci[1])}]</td>',
                  f'<td data-v="{acc.agreements}">{acc.agreements} / {acc.pairs}</td>',
                  f'<td data-v="{"" if pv is None else f"{pv:.6f}"}">{"best" if pv is None else f"{pv:.3f}"}</td>']
-        for key in ("pearson", "spearman", "kendall"):
-            v = p.correlations.get(key, float("nan"))
-            cells.append(f'<td data-v="{"" if not np.isfinite(v) else f"{v:.6f}"}">{"–" if not np.isfinite(v) else f"{v:.3f}"}</td>')
+        nums = [(p.correlations.get(key, float("nan")), "{:.3f}") for key in ("pearson", "spearman", "kendall")]
+        nums += [(100 * acc.within_accuracy, "{:.1f}"), (100 * acc.across_accuracy, "{:.1f}")]
+        for v, fmt in nums:
+            cells.append(f'<td data-v="{"" if not np.isfinite(v) else f"{v:.6f}"}">{"–" if not np.isfinite(v) else fmt.format(v)}</td>')
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return (f'<div style="overflow-x:auto"><table class=sortable id="{table_id}"><thead>{head}</thead>'
             f'<tbody>{"".join(rows)}</tbody></table></div>'
@@ -179,8 +182,9 @@ def study_html(result, plots: dict[str, bytes], truths: dict[str, str]) -> str:
             parts.append(_img(png, key))
     main_cols = ["system", "lang"] + [p for p in result.proxies if ":" not in p] + (
         ["tatoeba"] if any("tatoeba" in c for c in result.cells) else []) + [
-        "mining_f1", "mining_f1_ntrex", "mining_f1_flores", "mining_p_fixed", "mining_r_fixed", "mining_threshold_cv",
-        "n_gold", "n_candidates"]
+        "mining_f1", "mining_f1_ntrex", "mining_f1_flores", "mining_p_fixed", "mining_r_fixed", "mining_f1_fixed",
+        "mining_threshold_cv", "n_gold", "n_candidates"] + (["n_unpaired"] if any("n_unpaired" in c for c in result.cells)
+                                                           else [])
     parts.append("<h2>Every cell (encoder × language)</h2>")
     parts.append(_cells_table(result.cells, main_cols))
     parts.append("<h2>Cost</h2>")

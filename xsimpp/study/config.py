@@ -59,6 +59,7 @@ margin = "ratio"
 k = 4
 folds = 5
 fixed_threshold = 1.06  # LASER's usual ratio-margin cut, as a miner runs it
+unpaired_sources = 0    # FLORES dev source lines per language with no translation in the pool (0 = none)
 
 [analysis]
 bootstrap = 1000
@@ -146,7 +147,77 @@ options = { layer = 10 }
 family = "e5-small"
 """
 
-PRESETS = {"small": SMALL, "large": LARGE}
+# The xSIM++ paper's own question (section 3, appendix D): does xsim++ rank the checkpoints of ONE
+# model where xsim cannot? Ten checkpoints of one distillation run (one family: within-model
+# pairs), its teacher and one other encoder (across-model pairs), the paper's ten languages.
+# The checkpoints come from (FLORES dev pairs; the study evaluates on devtest):
+#   xsimpp train distill --steps 1000 --save-every 100
+# (the paper's ten languages, student MiniLM, teacher e5-small; it writes distill-checkpoints/step-00100
+# ... step-01000 in the current folder; run the study from the same folder. A checkpoint that is not
+# there is skipped with a note.)
+# The ground truth is mining as a miner meets it: each language also mines 300 FLORES dev sources
+# whose translations are not in the pool, the distractors are NTREX and OLDI seed English (news and
+# Wikipedia like the gold) before Tatoeba's short sentences, and F1 is read at LASER's fixed
+# ratio-margin cut 1.06 as well as cross-validated.
+# Cost ESTIMATE (extrapolated, not a measured run) of a cold run on 2 CPU cores: 46 323 sentence
+# slots per encoder (38 523 distinct English: 600 gold, 3 363 strict + 16 028 paper negatives,
+# 20 000 distractors; 7 800 sources: 3 000 FLORES + 1 800 NTREX + 3 000 unpaired -- counted by
+# loading this preset's data, which with building both styles of negatives took 50 s at load 6.7).
+# At the small preset's measured idle rates (MiniLM 211, e5-small 117, USE-m3 ~1 000 sentences/s):
+# 10 checkpoints x 220 s + teacher 400 s + USE-m3 45 s + scoring ~3 min + data 1 min = ~50 min on
+# an otherwise idle machine; the small preset ran 3.5x slower beside other jobs (load ~6), which
+# would make it ~3 h. Making the checkpoints is extra (see docs/guides/study.md).
+CHECKPOINTS = """\
+# xsimpp study --preset checkpoints: 10 distillation checkpoints + teacher + use-m3 x 10 languages.
+[study]
+name = "checkpoints"
+languages = ["fao", "kea", "tpi", "kik", "fur", "ibo", "ltz", "swh", "zul", "bem"]
+flores_lines = 300
+ntrex_lines = 300
+tatoeba_lines = 0
+seed = 0
+
+[proxies]
+xsim_margins = ["ratio", "absolute"]
+xsimpp_styles = ["strict", "paper"]
+xsimpp_margin = "ratio"
+error_type_subsets = false
+tatoeba = false
+
+[mining]
+distractors = 20000
+whole_sources = ["ntrex128", "oldi-seed"]         # FLORES dev English is the unpaired sources' translation
+fill_sources = ["tatoeba", "tatoeba-challenge"]
+margin = "ratio"
+k = 4
+folds = 5
+fixed_threshold = 1.06
+unpaired_sources = 300  # FLORES dev source lines per language with no translation among the targets
+
+[analysis]
+bootstrap = 1000
+permutations = 1000
+confidence = 0.95
+
+[[encoders]]
+label = "teacher-e5-small"
+name = "hf"
+family = "e5-small"
+
+[[encoders]]
+label = "use-m3"
+name = "use-m3"
+family = "use"
+""" + "".join(f"""
+[[encoders]]
+label = "distill-{step:05d}"
+name = "sbert"
+options = {{ model = "distill-checkpoints/step-{step:05d}" }}
+family = "distill"
+optional = true
+""" for step in range(100, 1001, 100))
+
+PRESETS = {"small": SMALL, "large": LARGE, "checkpoints": CHECKPOINTS}
 
 STYLES = ("strict", "paper")
 
@@ -181,6 +252,7 @@ class StudyConfig:
     k: int = 4
     folds: int = 5
     fixed_threshold: float = 1.06
+    unpaired_sources: int = 0
     bootstrap: int = 1000
     permutations: int = 1000
     confidence: float = 0.95
@@ -204,7 +276,8 @@ _KEYS = {
                 "tatoeba": (bool, "tatoeba")},
     "mining": {"distractors": (int, "distractors"), "whole_sources": (list, "whole_sources"),
                "fill_sources": (list, "fill_sources"), "margin": (str, "margin"), "k": (int, "k"),
-               "folds": (int, "folds"), "fixed_threshold": ((int, float), "fixed_threshold")},
+               "folds": (int, "folds"), "fixed_threshold": ((int, float), "fixed_threshold"),
+               "unpaired_sources": (int, "unpaired_sources")},
     "analysis": {"bootstrap": (int, "bootstrap"), "permutations": (int, "permutations"),
                  "confidence": ((int, float), "confidence")},
 }
@@ -316,6 +389,11 @@ def check_config(cfg: StudyConfig) -> None:
     for s in cfg.whole_sources + cfg.fill_sources:
         if s not in DISTRACTOR_SOURCES:
             raise BadInputError(f"[mining] distractor source '{s}' is unknown (known: {', '.join(DISTRACTOR_SOURCES)})")
+    if cfg.unpaired_sources < 0:
+        raise BadInputError("[mining] unpaired_sources must be 0 (none) or a positive number of FLORES dev lines")
+    if cfg.unpaired_sources and "flores200-dev" in cfg.whole_sources + cfg.fill_sources:
+        raise BadInputError("[mining] unpaired_sources takes its sources from FLORES dev, so 'flores200-dev' cannot "
+                            "also be a distractor source (it holds their translations); drop it")
     if cfg.distractors < 1 or cfg.k < 1 or cfg.folds < 2:
         raise BadInputError("[mining] needs distractors >= 1, k >= 1 and folds >= 2")
     if not 0 < cfg.confidence < 1 or cfg.bootstrap < 1 or cfg.permutations < 1:
@@ -323,9 +401,9 @@ def check_config(cfg: StudyConfig) -> None:
 
 
 def load_config(path: str | Path | None = None, preset: str | None = None) -> StudyConfig:
-    """The configuration from a TOML file, or a built-in preset (``small``, ``large``)."""
+    """The configuration from a TOML file, or a built-in preset (``small``, ``large``, ``checkpoints``)."""
     if (path is None) == (preset is None):
-        raise BadInputError("give a study configuration file or --preset (small, large), not both")
+        raise BadInputError(f"give a study configuration file or --preset ({', '.join(PRESETS)}), not both")
     if preset is not None:
         if preset not in PRESETS:
             raise BadInputError(f"unknown preset '{preset}' (known: {', '.join(PRESETS)})")

@@ -7,6 +7,10 @@ and NTREX lines, as sources and their English) are mined against their English *
 distractor pool, one pool shared by every language. The pool holds distinct English lines of the
 sources the configuration names, never a line of any gold English side (whitespace-normalised
 comparison), nor any FLORES devtest English line (the xsim targets).
+
+With ``[mining] unpaired_sources = N`` a language also mines its first N FLORES *dev* source lines,
+whose translations are nowhere in the pool (every FLORES dev English line is kept out of it), as a
+miner's sources mostly have no translation on the other side: any pair they form is a false one.
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ class LanguageData:
     flores: Bitext  # devtest[:flores_lines] -> eng_Latn
     ntrex: Bitext | None
     tatoeba: Bitext | None
+    unpaired: list[str] = field(default_factory=list)  # FLORES dev sources without a translation in the pool
 
     @property
     def gold_sources(self) -> list[tuple[str, Bitext]]:
@@ -86,6 +91,8 @@ class StudyData:
                 h.update(bt.checksum.encode())
             if ld.tatoeba is not None:
                 h.update(ld.tatoeba.checksum.encode())
+            if ld.unpaired:  # only then: the checksums of studies without them stay as they were
+                h.update(text_checksum(ld.unpaired).encode())
         for style in sorted(self.augmented):
             h.update(self.augmented[style].checksum.encode())
         h.update(self.distractors.checksum.encode())
@@ -161,6 +168,7 @@ def load_study_data(cfg: StudyConfig, data_dir=None) -> StudyData:
             raise BadInputError(f"[study] languages lists {code} twice")
         codes.append(code)
     flores = Flores200("devtest", data_dir)
+    dev = Flores200("dev", data_dir) if cfg.unpaired_sources else None
     ntrex = Ntrex128("test", data_dir)
     ntrex_langs = set(ntrex.languages()) if ntrex.is_available() else set()
     tatoeba = TatoebaV1("test", data_dir)
@@ -181,7 +189,8 @@ def load_study_data(cfg: StudyConfig, data_dir=None) -> StudyData:
         tt = None
         if code in tatoeba_langs:
             tt = _head(tatoeba.bitext(tatoeba_langs[code], "eng"), cfg.tatoeba_lines)
-        languages.append(LanguageData(code, fl, nt, tt))
+        unpaired = dev.sentences(code)[: cfg.unpaired_sources] if dev is not None else []
+        languages.append(LanguageData(code, fl, nt, tt, unpaired))
     no_tat = [ld.lang for ld in languages if ld.tatoeba is None]
     if cfg.tatoeba and no_tat:
         notes.append(f"no Tatoeba v1 pairs for {', '.join(no_tat)} (Tatoeba's 'cmn' is left out: it could be "
@@ -215,6 +224,8 @@ def load_study_data(cfg: StudyConfig, data_dir=None) -> StudyData:
     # Nothing of any gold set may be a distractor: every English line of FLORES devtest (the xsim
     # targets, used or not) and of the gold sides used here.
     exclude = {_norm(t) for t in flores.sentences(ENGLISH)}
+    if dev is not None:  # the unpaired sources' translations
+        exclude.update(_norm(t) for t in dev.sentences(ENGLISH))
     for ld in languages:
         for _, bt in ld.gold_sources:
             exclude.update(_norm(t) for t in bt.tgt)

@@ -10,8 +10,17 @@ Ground truths (each its own ranking):
 - ``mining_f1_ntrex``: the same candidates restricted to NTREX sources and gold -- sentences no
   FLORES-based proxy saw, so a proxy that predicts it predicts mining on unseen text (xsim on
   FLORES devtest and the FLORES gold share their sentences: ``mining_f1`` is partly circular);
-- ``mining_p_fixed``: precision at the fixed threshold (LASER's usual ratio margin 1.06) over all
-  gold, as a miner who cannot tune on gold runs it (recall and F1 there are in the table too).
+- ``mining_p_fixed`` / ``mining_f1_fixed``: precision and F1 at the fixed threshold (LASER's usual
+  ratio margin 1.06) over all gold, as a miner who cannot tune on gold runs it (recall is in the
+  table too).
+
+With ``[mining] unpaired_sources`` each language's sources also hold FLORES dev lines that have no
+translation among the targets (``data.LanguageData.unpaired``): every candidate pair they form is
+a false positive, in every mining ground truth above that counts all sources (``mining_f1``,
+``mining_p_fixed``, ``mining_f1_fixed``; the NTREX-only and FLORES-only ones keep their own
+sources). Each ranking reports its pairwise accuracy over encoder pairs of the same ``family``
+(within a model: checkpoints of one training run) and of different families (across models)
+separately as well, as the xSIM++ paper's appendix D does.
 """
 
 from __future__ import annotations
@@ -95,6 +104,8 @@ def mine_language(enc: StudyEncoder, ld: LanguageData, eng_vec: Callable, src_ve
             gold_src.append(i)
             gold_tgt.append(j)
             origin.append(tag)
+    for s in ld.unpaired:  # sources whose translation is not among the targets
+        src_index.setdefault(s, len(src_index))
     gold_pairs = dict.fromkeys(zip(gold_src, gold_tgt))  # distinct pairs, in order
     gs = np.array([p[0] for p in gold_pairs], dtype=np.int64)
     gt = np.array([p[1] for p in gold_pairs], dtype=np.int64)
@@ -161,6 +172,7 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
     for enc in encoders:
         src_sides = [(ld.lang, bt.src) for ld in data.languages for _, bt in ld.gold_sources]
         src_sides += [(ld.lang, ld.tatoeba.src) for ld in data.languages if ld.tatoeba is not None]
+        src_sides += [(ld.lang, ld.unpaired) for ld in data.languages if ld.unpaired]
         total = len(eng_lines) + sum(len(s) for _, s in src_sides)
         update = progress(f"encoding ({enc.label})", total) if progress else None
         t0 = time.perf_counter()
@@ -222,11 +234,13 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
             row["mining_r_fixed"] = 100.0 * mres.fixed.recall
             row["mining_f1_fixed"] = 100.0 * mres.fixed.f1
             row["n_gold"] = mres.cv.pooled.n_gold
+            if ld.unpaired:
+                row["n_unpaired"] = len(ld.unpaired)
             row["n_sources"], row["n_targets"], row["n_candidates"] = mres.n_sources, mres.n_targets, mres.n_candidates
             for gt_name in MiningTruthTask.metrics:
                 if gt_name in row:
                     records.append(_record(enc, dataset, "gold+distractors", checksum, gt_name, row[gt_name],
-                                           int(row["n_gold"]), ld.lang, settings))
+                                           int(row["n_gold"]), ld.lang, settings, len(ld.unpaired)))
             cells.append(row)
         t_score = time.perf_counter() - t1
         group = enc.group
@@ -247,9 +261,11 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
 
 
 def _record(enc: StudyEncoder, dataset: str, split: str, checksum: str, metric: str, value: float, n: int, lang: str,
-            settings: StudySettings, **kw) -> ResultRecord:
-    sig = sign(enc.encoder, dataset, split, checksum, metric, settings, system=enc.label)
-    return ResultRecord(metric, float(value), int(n), lang, ENGLISH, sig, **kw)
+            settings: StudySettings, unpaired: int = 0) -> ResultRecord:
+    # unpaired sources are signed only when there are some: earlier studies' signatures stay as they were
+    view = {"unpaired_sources": unpaired} if unpaired else {}
+    sig = sign(enc.encoder, dataset, split, checksum, metric, settings, system=enc.label, **view)
+    return ResultRecord(metric, float(value), int(n), lang, ENGLISH, sig)
 
 
 def _rank_all(cells: list[dict], proxies: list[str], lower: dict[str, bool], cfg: StudyConfig,
@@ -280,7 +296,7 @@ def _rank_all(cells: list[dict], proxies: list[str], lower: dict[str, bool], cfg
 def data_summary(data: StudyData) -> dict[str, Any]:
     return {
         "languages": [{"lang": ld.lang, "flores": len(ld.flores), "flores_split": ld.flores.split,
-                       "ntrex": len(ld.ntrex) if ld.ntrex is not None else 0,
+                       "ntrex": len(ld.ntrex) if ld.ntrex is not None else 0, "unpaired": len(ld.unpaired),
                        "tatoeba": len(ld.tatoeba) if ld.tatoeba is not None else 0} for ld in data.languages],
         "augmented": {s: {"lines": len(a.lines), "checksum": a.checksum} for s, a in data.augmented.items()},
         "distractors": {"lines": len(data.distractors.lines), "per_source": data.distractors.per_source,
