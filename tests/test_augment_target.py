@@ -101,6 +101,14 @@ def test_only_numbers_the_english_states_change():
     words = {v.split()[0] for v in variants}
     assert words - {"Trois"} and all(w[0].isupper() for w in words)  # a French number word, capital kept
     assert all(v.endswith("livre neuf.") for v in variants)
+    # Turkish "İki" lowered keeps a combining dot; a lowercase prefix before a hyphen is a noun class
+    # (Zulu "ngo-12"), a capitalised one a name ("COVID-19")
+    english = english_values("Two cats, 12 dogs and 19 birds.", [Slot(0, 3, "word", "Two"),
+                                                                  Slot(10, 12, "number", "12", (False,)),
+                                                                  Slot(22, 24, "number", "19", (False,))])
+    nums, variants = variants_of("İki kedi, ngo-12 ve COVID-19.", "tur_Latn", english)
+    assert [n.text for n in nums] == ["İki", "12"] and all("COVID-19" in v for v in variants)
+    assert {v.split()[0] for v in variants[::2]} <= {"Üç", "Dört", "Beş", "Altı", "Yedi", "Sekiz", "Dokuz"}
     # a language num2words does not cover: digits only
     nums, _ = variants_of("Watu watatu na paka 12.", "swh_Latn", english)
     assert [n.text for n in nums] == ["12"]
@@ -126,6 +134,8 @@ def test_projection_of_a_hand_made_english_french_pair():
     ms = projected_mentions(names, fr)
     assert [fr[m.start:m.end] for m in ms] == ["Angela Merkel", "Paris", "Paris"]  # not Paris-Saclay; no Berlin
     assert [m.label for m in ms] == ["PERSON", "PLACE", "PLACE"]
+    zu = "U-Angela Merkel uvakashele e-Paris naseBerlin-Nord."  # Zulu noun-class prefixes; Berlin-Nord is longer
+    assert [zu[m.start:m.end] for m in projected_mentions(names, zu)] == ["Angela Merkel", "Paris"]
 
     analysis = EnglishAnalysis([names], [{}], {"spacy_model": "test"})
     pool = [("PERSON", "Olaf Scholz", False), ("PERSON", "Emmanuel Macron", False), ("PLACE", "Lyon", False),
@@ -265,6 +275,8 @@ def test_bad_input_is_one_sentence_and_exit_2(tmp_path, capsys, fake_rules):
           "--no-progress"], "Unknown language code"),
         (["eval", "--encoder", "chargram", "--split", "dev", "--langs", "kea", "--target", "deu_Latn", "--data-dir",
           root, "--augmented", "auto", "--no-progress"], "xsimpp augment flores200 --split dev --lang deu_Latn"),
+        (["eval", "--encoder", "chargram", "--split", "dev", "--langs", "kea", "--target", "deu_Latn", "--data-dir",
+          root, "--augmented", "auto", "--protocol", "xsimpp-paper", "--no-progress"], "the paper's method is English-only"),
     ]
     for argv, says in cases:
         capsys.readouterr()

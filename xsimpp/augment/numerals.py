@@ -104,9 +104,14 @@ def number_words(lang: str) -> tuple[dict[str, int], Optional[re.Pattern]]:
 
     words: dict[str, int] = {}
     for n in WORD_VALUES:
-        words.setdefault(num2words(n, lang=code).lower(), n)
+        words.setdefault(fold(num2words(n, lang=code)), n)
     alts = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
     return words, re.compile(rf"(?<![\w-])(?:{alts})(?![\w-])", re.IGNORECASE)
+
+
+def fold(word: str) -> str:
+    """A number word's lookup form: lower case, without the dot Turkish "İ" keeps when lowered."""
+    return word.lower().replace("\u0307", "")
 
 
 def _script_zero(text: str) -> Optional[int]:
@@ -116,9 +121,11 @@ def _script_zero(text: str) -> Optional[int]:
 
 
 def _in_name(text: str, start: int, end: int) -> bool:
-    """Digits glued to a word: "COVID-19", "F-16", "G7", "5G", "A4"."""
+    """Digits glued to a word: "COVID-19", "F-16", "G7", "5G", "A4" -- but not to a lowercase
+    prefix before a hyphen, the noun-class prefix of Bantu languages (Zulu "ngo-2019")."""
     before, after = text[start - 1 : start], text[end : end + 1]
-    if before.isalpha() or (before in "-–" and before and text[start - 2 : start - 1].isalpha()):
+    prefix = re.search(r"([^\W\d_]+)[-–]$", text[:start])
+    if before.isalpha() or (prefix is not None and prefix.group(1)[0].isupper()):
         return True
     return after.isalpha() and after.isupper()
 
@@ -141,7 +148,7 @@ def target_numerals(text: str, lang: str, english: dict[str, Slot]) -> list[Nume
     if pattern is not None:
         taken = [(n.start, n.end) for n in out]
         for m in pattern.finditer(text):
-            slot = english.get(str(words[m.group().lower()]))
+            slot = english.get(str(words[fold(m.group())]))
             if slot is not None and not any(a < m.end() and m.start() < b for a, b in taken):
                 out.append(Numeral(m.start(), m.end(), m.group(), "word", slot))
     return sorted(out)
@@ -196,7 +203,7 @@ def new_value(num: Numeral, lang: str, rng: random.Random) -> str:
         from num2words import num2words
 
         words, _ = number_words(lang)
-        return match_case(num2words(_word_value(words[old.lower()], rng), lang=NUM2WORDS[lang]), old)
+        return match_case(num2words(_word_value(words[fold(old)], rng), lang=NUM2WORDS[lang]), old)
     if num.kind == "time":
         hour, minute = old.split(":")
         h = rng.randint(1, 12) if slot.context[:1] == (True,) else rng.randint(0, 23)
@@ -218,12 +225,12 @@ def numeral_variants(numerals: list[Numeral], lang: str, rng: random.Random, per
     across numerals so a cap keeps every numeral represented."""
     per = []
     for num in numerals:
-        seen, values = {value_key(num.text) if num.kind != "word" else num.text.lower()}, []
+        seen, values = {value_key(num.text) if num.kind != "word" else fold(num.text)}, []
         for _ in range(8 * per_numeral):
             if len(values) == per_numeral:
                 break
             v = new_value(num, lang, rng)
-            key = value_key(v) if num.kind != "word" else v.lower()
+            key = value_key(v) if num.kind != "word" else fold(v)
             if key not in seen:
                 seen.add(key)
                 values.append([Edit(num.start, num.end, v)])

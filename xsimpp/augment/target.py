@@ -84,12 +84,18 @@ def _word_char(c: str) -> bool:
     return c.isdigit() or c in "-–/_" or (c.isalpha() and "LATIN" in unicodedata.name(c, ""))
 
 
+# A short prefix and a hyphen before a name: Zulu/Xhosa noun classes ("e-Paris", "U-Obama", "kwa-").
+_CLASS_PREFIX = re.compile(r"(?:^|[^\w-])[^\W\d_][a-z]{0,3}[-–]$")
+
+
 def occurrences(text: str, name: str) -> list[tuple[int, int]]:
-    """Where `name` stands verbatim and whole in `text` ("Paris" not in "Paris-Saclay")."""
+    """Where `name` stands verbatim and whole in `text` ("Paris" not in "Paris-Saclay"); a
+    lowercase prefix and hyphen before it is a noun-class prefix, not a longer name ("e-Paris")."""
     out, i = [], text.find(name)
     while i >= 0:
         j = i + len(name)
-        if not (i > 0 and _word_char(text[i - 1])) and not (j < len(text) and _word_char(text[j])):
+        prefixed = i > 1 and text[i - 1] in "-–" and _CLASS_PREFIX.search(text[max(0, i - 12):i]) is not None
+        if not (i > 0 and _word_char(text[i - 1]) and not prefixed) and not (j < len(text) and _word_char(text[j])):
             out.append((i, j))
         i = text.find(name, i + 1)
     return out

@@ -278,6 +278,11 @@ def find_augmented(spec: str | Path | None, dataset, lang: str, allow_errtypes=(
                 if (d / name).is_file() and _style_ok(augmented_style(d, lang, dataset.split), style):
                     return load_augmented(d, lang, dataset.split, allow_errtypes)
         where = ", ".join(str(d) for d in tried) or "(no default location for this dataset)"
+        if lang != dataset.default_target and style == PAPER_PROTOCOL["style"]:
+            raise MissingResourceError(
+                f"No paper-style augmented {lang} data for {dataset.name} {dataset.split}: the paper's method is "
+                f"English-only; score strict negatives (drop --style paper / --protocol xsimpp-paper), built with "
+                f"`xsimpp augment {dataset.name} --split {dataset.split} --lang {lang}`")
         which = f"{style}-style " if style else ""
         build = (f" --lang {lang}" if lang != dataset.default_target else "") + (f" --style {style}" if style else "")
         laser = (f", fetch LASER's published ones with `xsimpp download laser_xsimpp --split {dataset.split}`"
