@@ -1,4 +1,5 @@
-"""`xsimpp augment`: build xsim++ hard negatives for FLORES-200 English or any English corpus."""
+"""`xsimpp augment`: build xsim++ hard negatives for FLORES-200 English or any English corpus, and
+(``--lang``) for any FLORES-200 target language through its English."""
 
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from ..errors import BadInputError
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "augment",
-        help="build xsim++ hard negatives (causality, entity, number) for English sentences",
-        description="Write LASER-format eng_Latn_augmented.<split> and eng_Latn_errtype.<split>.json "
-        "for FLORES-200 English or a one-sentence-per-line English file, and print the paper's Table 2.",
+        help="build xsim++ hard negatives (causality, entity, number) for English sentences or a FLORES-200 target",
+        description="Write LASER-format <lang>_augmented.<split> and <lang>_errtype.<split>.json "
+        "for FLORES-200 English, a one-sentence-per-line English file, or (--lang) another FLORES-200 "
+        "language, and print the paper's Table 2.",
     )
     p.add_argument("corpus", help="'flores200' or a path to a UTF-8 file with one English sentence per line")
     p.add_argument("--lang", default="eng_Latn",
