@@ -1,5 +1,6 @@
 """xsim++ hard negatives (Chen et al. 2023): causality, entity and number perturbations of English,
-in two styles: "paper" (the paper's method as its text describes it) and "strict" (the default)."""
+in two styles: "paper" (the paper's method as its text describes it) and "strict" (the default);
+and strict ones for any FLORES-200 target language through its English (``target``, issue 25)."""
 
 from .core import (
     CATEGORIES,
@@ -21,6 +22,7 @@ from .core import (
     output_paths,
     write_laser_format,
 )
+from .target import GENERATOR, EnglishAnalysis, analyse_english, build_target_augmented, target_pool
 
 __all__ = [
     "CATEGORIES",
@@ -31,6 +33,11 @@ __all__ = [
     "PAPER_TABLE2",
     "STYLES",
     "AugmentedSet",
+    "EnglishAnalysis",
+    "GENERATOR",
+    "analyse_english",
+    "build_target_augmented",
+    "target_pool",
     "augment_flores_english",
     "build_augmented",
     "check_style",

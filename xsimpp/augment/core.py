@@ -260,15 +260,15 @@ PAPER_TABLE2 = {"dev": {"causality": 1868, "entity": 37745, "number": 3476},
 META_FORMAT = "xsimpp-augment-meta v1"
 
 
-def output_paths(out_dir: os.PathLike | str, split: str) -> tuple[Path, Path]:
+def output_paths(out_dir: os.PathLike | str, split: str, lang: str = "eng_Latn") -> tuple[Path, Path]:
     out = Path(out_dir)
-    return out / f"eng_Latn_augmented.{split}", out / f"eng_Latn_errtype.{split}.json"
+    return out / f"{lang}_augmented.{split}", out / f"{lang}_errtype.{split}.json"
 
 
-def meta_path(out_dir: os.PathLike | str, split: str) -> Path:
+def meta_path(out_dir: os.PathLike | str, split: str, lang: str = "eng_Latn") -> Path:
     """The sidecar that says how the two LASER files were made (style, seed, pool, counts). LASER's
     own readers never open it; `xsimpp eval` reads the style from it into its signatures."""
-    return Path(out_dir) / f"eng_Latn_augmented.{split}.meta.json"
+    return Path(out_dir) / f"{lang}_augmented.{split}.meta.json"
 
 
 def metadata(aug: AugmentedSet) -> dict:
@@ -276,15 +276,16 @@ def metadata(aug: AugmentedSet) -> dict:
             "variants": len(aug.variants), "counts": {c: st["total"] for c, st in aug.stats.items()}, "info": aug.info}
 
 
-def write_laser_format(aug: AugmentedSet, out_dir: os.PathLike | str, split: str) -> tuple[Path, Path]:
-    """Write LASER's xsim++ inputs: the variants (one per line) and {variant: {src, errtype}}, and
-    the metadata sidecar (``meta_path``)."""
-    text_path, json_path = output_paths(out_dir, split)
+def write_laser_format(aug: AugmentedSet, out_dir: os.PathLike | str, split: str,
+                       lang: str = "eng_Latn") -> tuple[Path, Path]:
+    """Write LASER's xsim++ inputs for target `lang`: the variants (one per line) and {variant:
+    {src, errtype}}, and the metadata sidecar (``meta_path``)."""
+    text_path, json_path = output_paths(out_dir, split, lang)
     # All files or none: a full disk must not leave new variants beside an old errtype map.
     atomic_write_many([(text_path, "".join(v + "\n" for v in aug.variants).encode("utf-8")),
                        (json_path, json_text({v: {"src": s, "errtype": e}
                                               for v, s, e in zip(aug.variants, aug.src, aug.errtype)}).encode("utf-8")),
-                       (meta_path(out_dir, split), json_text(metadata(aug)).encode("utf-8"))])
+                       (meta_path(out_dir, split, lang), json_text(metadata(aug)).encode("utf-8"))])
     return text_path, json_path
 
 
@@ -305,7 +306,8 @@ def format_stats(aug: AugmentedSet, paper_split: Optional[str] = None) -> str:
         row += f" {tot:>8} {100 * (len(aug.variants) / tot - 1):>+8.1f}%"
     rows.append(row)
     rows.append(f"originals: {aug.n_originals}")
-    for k in ("style", "antonyms", "fixed_phrases", "ner", "entity_draws", "swaps_per_entity", "spacy_model",
+    for k in ("lang", "generator", "absent", "style", "antonyms", "causality_rules", "fixed_phrases", "ner",
+              "entity_projection", "entity_draws", "swaps_per_entity", "spacy_model", "number_words",
               "values_per_number", "max_per_category", "seed"):
         if k in aug.info:
             rows.append(f"{k.replace('_', ' ')}: {aug.info[k]}")

@@ -1,4 +1,5 @@
-"""`xsimpp augment`: build xsim++ hard negatives for FLORES-200 English or any English corpus."""
+"""`xsimpp augment`: build xsim++ hard negatives for FLORES-200 English or any English corpus, and
+(``--lang``) for any FLORES-200 target language through its English."""
 
 from __future__ import annotations
 
@@ -12,18 +13,24 @@ from ..errors import BadInputError
 def register(subparsers) -> None:
     p = subparsers.add_parser(
         "augment",
-        help="build xsim++ hard negatives (causality, entity, number) for English sentences",
-        description="Write LASER-format eng_Latn_augmented.<split> and eng_Latn_errtype.<split>.json "
-        "for FLORES-200 English or a one-sentence-per-line English file, and print the paper's Table 2.",
+        help="build xsim++ hard negatives (causality, entity, number) for English sentences or a FLORES-200 target",
+        description="Write LASER-format <lang>_augmented.<split> and <lang>_errtype.<split>.json "
+        "for FLORES-200 English, a one-sentence-per-line English file, or (--lang) another FLORES-200 "
+        "language, and print the paper's Table 2.",
     )
     p.add_argument("corpus", help="'flores200' or a path to a UTF-8 file with one English sentence per line")
+    p.add_argument("--lang", default="eng_Latn",
+                   help="FLORES-200 target language whose sentences get the negatives (default eng_Latn); another "
+                        "language is augmented through the English line of the same FLORES id (strict style; "
+                        "causality only where curated rules exist)")
     p.add_argument("--split", default=None, help="FLORES split (dev or devtest; default devtest, as eval); for FILE, the name used in output files (default dev)")
     p.add_argument("--out", default=None, help="output folder (required for FILE; default for flores200: <user data>/augmented/flores200/<split>_augmented/<style>)")
     p.add_argument("--style", choices=("strict", "paper"), default="strict",
                    help="strict (default): typed, fluent, true negatives; paper: the xSIM++ paper's method as its text describes it")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-per-category", type=int, default=100, metavar="N", help="cap on variants per category per sentence (default 100)")
-    p.add_argument("--categories", default="causality,entity,number", help="comma-separated subset of causality,entity,number")
+    p.add_argument("--categories", default=None,
+                   help="comma-separated subset of causality,entity,number (default: all that the target language has)")
     p.add_argument("--entity-pool", action="append", default=[], metavar="FILE",
                    help="your own entity candidates instead of the shipped pool: English text (one sentence a line) "
                         "or a pool file as data/entity_pool/build_pool.py writes (repeatable)")
@@ -40,15 +47,18 @@ def run(args) -> int:
     from ..textio import read_lines
     from .. import augment as A
 
-    categories = [c.strip() for c in args.categories.split(",") if c.strip()]
+    categories = ([c.strip() for c in args.categories.split(",") if c.strip()] if args.categories is not None
+                  else None)
     if args.audit < 0:
         raise BadInputError(f"--audit prints N pairs per category to judge; N must be 0 or more, got {args.audit}")
+    lang = _target_language(args)
+    if lang != "eng_Latn":
+        return _run_target(args, lang, categories)
+    categories = categories if categories is not None else list(A.CATEGORIES)
     if args.corpus == "flores200":
         from ..datasets.flores import flores_file
 
-        split = args.split or "devtest"  # the split `xsimpp eval` scores by default
-        if split not in ("dev", "devtest"):
-            raise BadInputError(f"FLORES-200 has splits dev and devtest, not {split!r}")
+        split = _flores_split(args)
         src = flores_file("eng_Latn", split, data_dir=args.data_dir)
         out_dir = Path(args.out) if args.out else A.flores_augmented_dir(split, args.style)
         exclude = [f"flores200/{split}"]  # the shipped pool without the entities of the split itself
@@ -79,9 +89,83 @@ def run(args) -> int:
         reduced_rules=args.allow_reduced_rules,
     )
     text_path, json_path = A.write_laser_format(aug, out_dir, split)
+    _report(args, aug, src, split if args.corpus == "flores200" else None, (text_path, json_path, A.meta_path(out_dir, split)))
+    return 0
+
+
+def _flores_split(args) -> str:
+    split = args.split or "devtest"  # the split `xsimpp eval` scores by default
+    if split not in ("dev", "devtest"):
+        raise BadInputError(f"FLORES-200 has splits dev and devtest, not {split!r}")
+    return split
+
+
+def _target_language(args) -> str:
+    """The FLORES-200 code of --lang (``fra`` -> ``fra_Latn``); one sentence for an unknown code."""
+    from ..datasets.languages import FLORES200_CODES, resolve_language
+
+    return resolve_language(args.lang, list(FLORES200_CODES))
+
+
+def _run_target(args, lang: str, categories) -> int:
+    """`--lang L` for L other than English: L's FLORES sentences, analysed through their English."""
+    from ..datasets.flores import flores_file
+    from ..textio import read_lines
+    from .. import augment as A
+    from .common import check_outputs
+
+    if args.corpus != "flores200":
+        raise BadInputError(f"--lang {lang} augments FLORES-200 through the English line of each id; "
+                            "a file has no aligned English (use flores200)")
+    if args.style != "strict":
+        raise BadInputError(f"--style {args.style} follows the xSIM++ paper's English method; a {lang} target is "
+                            "built in the strict style only")
+    if args.entity_pool:
+        raise BadInputError(f"--entity-pool gives English candidates; the {lang} pool is projected from FLORES and "
+                            "NTREX through their English")
+    split = _flores_split(args)
+    src = flores_file(lang, split, data_dir=args.data_dir)
+    english = read_lines(flores_file("eng_Latn", split, data_dir=args.data_dir))
+    args.out = Path(args.out) if args.out else A.flores_augmented_dir(split, args.style)
+    check_outputs(args, dirs={"out": "--out"})
+    target = read_lines(src)
+    progress = not args.no_progress and sys.stderr.isatty()
+    cats = categories if categories is not None else list(A.CATEGORIES)
+    analysis = A.analyse_english(english, [f"flores200/{split}"], progress=progress, categories=cats)
+    items, pool_info = [], None
+    if "entity" in cats:
+        entries, _ = A.load_entity_pool()
+        items, pool_info = A.target_pool(entries, _pool_corpora(lang, split, args.data_dir))
+    aug = A.build_target_augmented(target, analysis, lang, seed=args.seed, categories=categories,
+                                   max_per_category=args.max_per_category, pool_items=items, pool_info=pool_info)
+    paths = A.write_laser_format(aug, args.out, split, lang)
+    _report(args, aug, src, None, (*paths, A.meta_path(args.out, split, lang)))
+    return 0
+
+
+def _pool_corpora(lang: str, split: str, data_dir) -> dict:
+    """Aligned (English, target) lines the target's entity pool is projected from: the other FLORES
+    split and NTREX-128 where it has the language -- never the split being augmented."""
+    from ..datasets.flores import flores_file
+    from ..datasets.ntrex import Ntrex128
+    from ..textio import read_lines
+
+    other = "dev" if split == "devtest" else "devtest"
+    corpora = {f"flores200/{other}": (read_lines(flores_file("eng_Latn", other, data_dir=data_dir)),
+                                      read_lines(flores_file(lang, other, data_dir=data_dir)))}
+    ntrex = Ntrex128("test", data_dir)
+    if lang in ntrex.languages():
+        corpora["ntrex128"] = (ntrex.sentences("eng_Latn"), ntrex.sentences(lang))
+    return corpora
+
+
+def _report(args, aug, src, paper_split, paths) -> None:
+    """The Table 2 of the run, the files written and, with --audit, pairs to judge by hand."""
+    from .. import augment as A
+
     print(f"source: {src}")
-    print(A.format_stats(aug, split if args.corpus == "flores200" else None))
-    for path in (text_path, json_path, A.meta_path(out_dir, split)):
+    print(A.format_stats(aug, paper_split))
+    for path in paths:
         print(f"wrote {path}")
     if args.audit > 0:
         rng = random.Random(args.seed)
@@ -90,5 +174,3 @@ def run(args) -> int:
             print(f"\n== audit: {cat} ({min(args.audit, len(pairs))} of {len(pairs)}) ==")
             for orig, var in rng.sample(pairs, min(args.audit, len(pairs))):
                 print(f"- {orig}\n+ {var}")
-    return 0
-

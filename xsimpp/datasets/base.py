@@ -100,6 +100,27 @@ class AugmentedTargets:
     # augment`), LASER_PUBLISHED (LASER's own files, `xsimpp download laser_xsimpp`); "unrecorded"
     # without one (e.g. LASER's files copied by hand).
     style: str = "unrecorded"
+    # The sidecar itself ({} without one): a non-English target's says which categories it has and
+    # which generator made them (`xsimpp augment --lang`), and xsim++ signatures name both.
+    meta: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        """The error types these negatives were built for: the sidecar's, else the paper's three."""
+        info = self.meta.get("info")
+        cats = info.get("categories") if isinstance(info, dict) else None
+        return tuple(cats) if isinstance(cats, list) and cats else KNOWN_ERRTYPES
+
+    def signature_view(self) -> dict[str, str]:
+        """What an xsim++ signature adds for negatives of a non-English target's generator: its
+        version, the categories it has and its causality rules' version (English's add nothing)."""
+        info = self.meta.get("info")
+        if not isinstance(info, dict) or "generator" not in info:
+            return {}
+        view = {"negatives_generator": str(info["generator"]), "negatives_categories": "+".join(self.categories)}
+        if info.get("causality_rules"):
+            view["negatives_causality_rules"] = str(info["causality_rules"])
+        return view
 
     @property
     def checksum(self) -> str:
@@ -133,13 +154,23 @@ def augmented_file_names(lang: str, split: str) -> tuple[str, str]:
     return f"{lang}_augmented.{split}", f"{lang}_errtype.{split}.json"
 
 
+def augmented_meta(directory: str | Path, lang: str, split: str) -> dict:
+    """The sidecar ``<lang>_augmented.<split>.meta.json`` (``{}`` without one)."""
+    path = Path(directory) / f"{augmented_file_names(lang, split)[0]}.meta.json"
+    if not path.is_file():
+        return {}
+    meta = parse_json(read_bytes(path), path)
+    if not isinstance(meta, dict):
+        raise BadInputError(f"{path} is not a JSON object; rebuild it with `xsimpp augment`")
+    return meta
+
+
 def augmented_style(directory: str | Path, lang: str, split: str) -> str:
     """The style recorded in ``<lang>_augmented.<split>.meta.json`` ("unrecorded" without one)."""
     path = Path(directory) / f"{augmented_file_names(lang, split)[0]}.meta.json"
     if not path.is_file():
         return "unrecorded"
-    meta = parse_json(read_bytes(path), path)
-    style = meta.get("style") if isinstance(meta, dict) else None
+    style = augmented_meta(directory, lang, split).get("style")
     if not isinstance(style, str) or not style:
         raise BadInputError(f"{path} has no 'style'; rebuild it with `xsimpp augment`")
     return style
@@ -187,7 +218,8 @@ def load_augmented(directory: str | Path, lang: str = "eng_Latn", split: str = "
         )
     lines = read_lines(text_path)
     errtypes = read_errtypes(json_path, lines, allow_errtypes)
-    return AugmentedTargets(lang, split, lines, errtypes, d, augmented_style(d, lang, split))
+    return AugmentedTargets(lang, split, lines, errtypes, d, augmented_style(d, lang, split),
+                            augmented_meta(d, lang, split))
 
 
 def read_errtypes(path: str | Path, lines: Sequence[str], allow: Iterable[str] = ()) -> dict:

@@ -30,13 +30,17 @@ def xsim_table(dataset: str, rows: list[tuple[str, float, int, float | None]], a
     return tabulate(body, headers=headers, tablefmt="psql", disable_numparse=True)
 
 
-def errtype_table(per_pair: dict[str, dict[str, int]]) -> str:
+def errtype_table(per_pair: dict[str, dict[str, int]], categories=None) -> str:
     """Absolute error counts by type (rows: source languages), as LASER prints for xsim++. Every
-    known type has a column, zero or not, in one order and one spelling (lower case)."""
+    known type has a column, zero or not, in one order and one spelling (lower case); a known type
+    the negatives were not built for (``categories`` leaves it out: a target language without
+    curated causality rules) shows '-' rather than a zero it could not have helped."""
     from ..datasets import KNOWN_ERRTYPES
     from ..scoring import MISALIGNED
 
     seen = {c.lower() for d in per_pair.values() for c in d}
     cols = [*KNOWN_ERRTYPES, *sorted(seen - {*KNOWN_ERRTYPES, MISALIGNED.lower()}), MISALIGNED.lower()]
-    body = [[pair] + [sum(v for k, v in per_pair[pair].items() if k.lower() == c) for c in cols] for pair in per_pair]
+    absent = set(KNOWN_ERRTYPES) - {c.lower() for c in categories} if categories is not None else set()
+    body = [[pair] + ["-" if c in absent else sum(v for k, v in per_pair[pair].items() if k.lower() == c)
+                      for c in cols] for pair in per_pair]
     return tabulate(body, headers=["src-tgt"] + cols, tablefmt="grid")

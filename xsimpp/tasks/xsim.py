@@ -229,6 +229,7 @@ class EvalReport(TaskReport):
     encoder_id: str
     pairs: list[PairResult] = field(default_factory=list)
     nway: bool = False  # every ordered pair of the languages (rendered as a matrix)
+    categories: tuple[str, ...] | None = None  # the xsim++ negatives' error types (None: no xsim++)
 
     def average(self, which: str = "xsim") -> XsimResult:
         res = [p.xsim if which == "xsim" else p.xsimpp for p in self.pairs]
@@ -277,8 +278,13 @@ def find_augmented(spec: str | Path | None, dataset, lang: str, allow_errtypes=(
                 if (d / name).is_file() and _style_ok(augmented_style(d, lang, dataset.split), style):
                     return load_augmented(d, lang, dataset.split, allow_errtypes)
         where = ", ".join(str(d) for d in tried) or "(no default location for this dataset)"
+        if lang != dataset.default_target and style == PAPER_PROTOCOL["style"]:
+            raise MissingResourceError(
+                f"No paper-style augmented {lang} data for {dataset.name} {dataset.split}: the paper's method is "
+                f"English-only; score strict negatives (drop --style paper / --protocol xsimpp-paper), built with "
+                f"`xsimpp augment {dataset.name} --split {dataset.split} --lang {lang}`")
         which = f"{style}-style " if style else ""
-        build = f" --style {style}" if style else ""
+        build = (f" --lang {lang}" if lang != dataset.default_target else "") + (f" --style {style}" if style else "")
         laser = (f", fetch LASER's published ones with `xsimpp download laser_xsimpp --split {dataset.split}`"
                  if dataset.name == "flores200" and lang == "eng_Latn" and style != "strict" else "")
         raise MissingResourceError(
@@ -334,7 +340,8 @@ def evaluate_bitexts(
     st = settings or XsimSettings()
     knobs = dict(margin=st.margin, mode=st.mode, config=config)
     first = bitexts[0]
-    report = EvalReport(first.dataset, first.split, encoder.id)
+    report = EvalReport(first.dataset, first.split, encoder.id,
+                        categories=augmented.categories if augmented is not None else None)
     embed = embedder_for(encoder, cache, progress)
     pairs = pair_scores_for(encoder, cache, progress)
     aux_embed = aux_pairs = None
@@ -379,7 +386,7 @@ def evaluate_bitexts(
             checksum = hashlib.sha256((bt.checksum + aug.checksum).encode()).hexdigest()
             # Which negatives and which protocol: an xsim++ number means nothing without them.
             report.records.append(_record(prefix + "xsim++", respp, bt, encoder, st, checksum, negatives=aug.style,
-                                          protocol=protocol_of(st.margin, aug.style), **view))
+                                          protocol=protocol_of(st.margin, aug.style), **aug.signature_view(), **view))
         report.pairs.append(pair)
     report.count_encoding(embed or pairs)
     if rerank is not None:
@@ -473,9 +480,14 @@ class XsimTask(Task):
         if with_pp:
             per_pair = {f"{p.src_lang}-{p.tgt_lang}": p.xsimpp.error_types for p in report.pairs if p.xsimpp is not None}
             out += f"\n\nAbsolute error under augmented transformations for: {report.pairs[0].tgt_lang}\n"
-            out += errtype_table(per_pair)
+            out += errtype_table(per_pair, report.categories)
             pp = next(r.signature.params for r in report.records if r.metric.endswith("xsim++"))
             out += f"\nxsim++ negatives: {pp['negatives']}; protocol: {pp['protocol']} (margin {pp['margin']})"
+            if "negatives_generator" in pp:
+                out += (f"\n{report.pairs[0].tgt_lang} negatives: {pp['negatives_categories'].replace('+', ', ')} "
+                        f"(generator {pp['negatives_generator']}"
+                        + (f", causality rules {pp['negatives_causality_rules']}" if "negatives_causality_rules" in pp
+                           else "") + "); '-': a category this target has no negatives for")
         return out
 
 
