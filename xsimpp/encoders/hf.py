@@ -196,8 +196,7 @@ def load_transformer(folder: Path, *, adapter: str):
         from transformers import AutoModel, AutoTokenizer
     except ImportError:
         raise MissingResourceError(f"{adapter} needs transformers: pip install 'transformers>=4.40'") from None
-    if not (folder / "config.json").is_file():
-        raise MissingResourceError(f"{adapter}: {folder} has no config.json, so it is not a Hugging Face model folder")
+    config_layers(folder, adapter)  # a folder without a readable config.json: one sentence, as when made
     import transformers
 
     transformers.utils.logging.disable_progress_bar()  # no "Loading weights" bar inside our own progress bar
