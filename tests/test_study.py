@@ -209,6 +209,31 @@ def test_unpaired_sources_and_fixed_threshold_f1_by_hand():
     assert "unpaired_sources" not in plain.records[-1].signature.params
 
 
+def test_a_checkpoint_trained_on_the_unpaired_sources_is_refused(tmp_path):
+    import json
+
+    from xsimpp.errors import BadInputError
+    from xsimpp.study.run import check_unpaired_unseen
+
+    def checkpoint(name, data):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "xsimpp_training.json").write_text(json.dumps({"data": data}), encoding="utf-8")
+        return StudyEncoder(EncoderSpec(name, "sbert", options={"model": str(folder)}), Lookup({}), None)
+
+    trained = {"sources": {"flores200-dev:kea_Latn": 997, "flores200-dev:fur_Latn": 997}}
+    leaky = checkpoint("leaky", trained)
+    short = checkpoint("short", {**trained, "hold_out_dev": 100})
+    clean = checkpoint("clean", {**trained, "hold_out_dev": 300})
+    other = checkpoint("other", {"sources": {"flores200-dev:fao_Latn": 997}})
+    plain = StudyEncoder(EncoderSpec("plain", "sbert"), Lookup({}), None)
+    check_unpaired_unseen(300, ["kea_Latn"], [clean, other, plain])  # held out, other languages, no manifest
+    check_unpaired_unseen(0, ["kea_Latn"], [leaky])  # no unpaired sources: nothing to learn by heart
+    for enc in (leaky, short):
+        with pytest.raises(BadInputError, match=r"'(leaky|short)' .*first 300 of kea_Latn.*--hold-out-dev 300"):
+            check_unpaired_unseen(300, ["kea_Latn", "ibo_Latn"], [enc])
+
+
 def test_output_folder_is_complete_and_refuses_to_clobber(tmp_path):
     from xsimpp.study.output import write_study
 
@@ -284,7 +309,9 @@ def test_presets_parse_and_cli_errors_exit_2(tmp_path, capsys):
     assert small.unpaired_sources == large.unpaired_sources == 0  # the existing presets' numbers stay
     ckpt = parse_config(PRESETS["checkpoints"])
     distilled = [e for e in ckpt.encoders if e.family == "distill"]
-    assert len(distilled) == 10 and all(e.optional and e.name == "sbert" for e in distilled)
+    # the starting student (also the frozen teacher: no model option) and the ten optional checkpoints
+    assert distilled[0].label == "distill-00000" and not distilled[0].options and not distilled[0].optional
+    assert len(distilled) == 11 and all(e.optional and e.name == "sbert" for e in distilled[1:])
     assert distilled[-1].options["model"] == "distill-checkpoints/step-01000"  # `xsimpp train distill`'s default --out
     assert len({e.family for e in ckpt.encoders}) == 3 and ckpt.unpaired_sources > 0
     assert "flores200-dev" not in ckpt.whole_sources + ckpt.fill_sources and ckpt.xsimpp_styles == ["strict", "paper"]

