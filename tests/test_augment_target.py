@@ -138,8 +138,11 @@ def test_projection_of_a_hand_made_english_french_pair():
     assert [zu[m.start:m.end] for m in projected_mentions(names, zu)] == ["Angela Merkel", "Paris"]
 
     analysis = EnglishAnalysis([names], [{}], {"spacy_model": "test"})
-    pool = [("PERSON", "Olaf Scholz", False), ("PERSON", "Emmanuel Macron", False), ("PLACE", "Lyon", False),
-            ("PLACE", "Madrid", False), ("ORG", "UNESCO", False)]
+    # xlang-2: a name replaces a mention only where the pool saw it after the same token (the
+    # line start for Angela Merkel, "à" for Paris); items carry those left contexts
+    pool = [("PERSON", "Olaf Scholz", False, ("<s>",)), ("PERSON", "Emmanuel Macron", False, ("<s>", "et")),
+            ("PLACE", "Lyon", False, ("à",)), ("PLACE", "Madrid", False, ("à", "de")),
+            ("PLACE", "Berlin", False, ("de",)), ("ORG", "UNESCO", False, ("l'",))]
 
     def build(seed):
         return build_target_augmented([fr], analysis, "fra_Latn", seed=seed, categories=["entity"], pool_items=pool,
@@ -152,7 +155,7 @@ def test_projection_of_a_hand_made_english_french_pair():
         assert swapped_person == (v.count("Paris,") + v.count("Paris encore") == 2)  # one name changed per variant
         if not swapped_person:  # both mentions of Paris replaced together, by a place
             assert v.count("Lyon") == 2 or v.count("Madrid") == 2
-        assert "Paris-Saclay" in v and "UNESCO" not in v
+        assert "Paris-Saclay" in v and "UNESCO" not in v and "Berlin" not in v  # Berlin: seen after "de" only
     assert build(0).variants == aug.variants
     assert any(build(s).variants != aug.variants for s in range(1, 6))
 
@@ -166,8 +169,8 @@ def test_target_pool_keeps_names_standing_in_both_lines():
     corpora = {"ntrex128": (["Olaf Scholz visited Lyon and London.", "Madrid and UNESCO."],
                             ["Olaf Scholz a visité Lyon et Londres.", "Madrid et l'UNESCO."])}
     items, info = target_pool(entries, corpora)
-    assert items == [("PERSON", "Olaf Scholz", False), ("PLACE", "Lyon", False)]
-    assert info["files"] == ["ntrex128"] and info["entries"] == 2
+    assert items == [("PERSON", "Olaf Scholz", False, ("<s>",)), ("PLACE", "Lyon", False, ("visité",))]
+    assert info["files"] == ["ntrex128"] and info["entries"] == 2 and info["contexts"] == 2
     with pytest.raises(BadInputError, match="line-aligned"):
         target_pool(entries, {"ntrex128": (["a"], [])})
 
@@ -220,7 +223,7 @@ def test_flores_slice_for_two_targets_and_eval(real_data, nlp, fake_rules, tmp_p
         code = "swh_Latn" if lang == "swh" else lang
         meta = json.loads((out / f"{code}_augmented.dev.meta.json").read_text(encoding="utf-8"))
         assert meta["style"] == "strict" and meta["originals"] == SLICE
-        assert meta["info"]["lang"] == code and meta["info"]["generator"] == "xlang-1"
+        assert meta["info"]["lang"] == code and meta["info"]["generator"] == "xlang-2"
         assert meta["info"]["categories"] == cats
         assert meta["counts"]["entity"] > 0 and meta["counts"]["number"] > 0
         assert "flores200/devtest" in meta["info"]["entity_pool"]["files"]
@@ -236,14 +239,14 @@ def test_flores_slice_for_two_targets_and_eval(real_data, nlp, fake_rules, tmp_p
             "--augmented", "auto", "--no-progress", "--no-cache"]
     assert main(base + ["--target", "swh_Latn"]) == 0
     table = capsys.readouterr().out
-    assert "kea_Latn-swh_Latn" in table and "swh_Latn negatives: entity, number (generator xlang-1)" in table
+    assert "kea_Latn-swh_Latn" in table and "swh_Latn negatives: entity, number (generator xlang-2)" in table
     row = next(ln for ln in table.splitlines() if ln.startswith("| kea_Latn-swh_Latn") and "-  " in ln)
     assert row.split("|")[2].strip() == "-"  # the causality column: no negatives of that type
     assert main(base + ["--target", "fra_Latn", "--json"]) == 0
     recs = [json.loads(ln) for ln in capsys.readouterr().out.splitlines() if ln.startswith("{")]
     pp = next(r for r in recs if r["metric"] == "xsim++")
     assert pp["tgt_lang"] == "fra_Latn" and pp["n"] == SLICE
-    for part in ("negatives:strict", "negatives_categories:causality+entity+number", "negatives_generator:xlang-1",
+    for part in ("negatives:strict", "negatives_categories:causality+entity+number", "negatives_generator:xlang-2",
                  "negatives_causality_rules:fake-rules-1"):
         assert part in pp["signature_string"]
 

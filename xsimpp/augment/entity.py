@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import random
 import re
-from typing import Iterable, NamedTuple, Sequence
+from typing import Callable, Collection, Iterable, NamedTuple, Optional, Sequence
 
 from .edits import Edit
 from .spans import after_the, is_sentence_initial
@@ -185,16 +185,22 @@ class EntityPool:
                 return new
         return None
 
-    def sample_like(self, label: str, old: str, the: bool, rng: random.Random, k: int, avoid=()) -> list[str]:
+    def sample_like(self, label: str, old: str, the: bool, rng: random.Random, k: int, avoid=(),
+                    allowed: Optional[Collection[str]] = None) -> list[str]:
         """Up to k distinct names of `label` shaped like `old` (word count, "the" or not), none the
-        same referent as `old` or as a name in `avoid` (the sentence's other names)."""
+        same referent as `old` or as a name in `avoid` (the sentence's other names); only names in
+        `allowed` when it is given (the target generator's context-matched names)."""
         cands = self.by_label.get(label)
         if not cands:
             return []
         shape = _shape(old, label, the)
-        idx = self._shape[label].get(shape, [])
+
+        def kept(idx: list[int]) -> list[int]:
+            return idx if allowed is None else [j for j in idx if cands[j] in allowed]
+
+        idx = kept(self._shape[label].get(shape, []))
         if len(idx) < 20:  # too few of that shape: any number of words, the same form otherwise
-            idx = self._form[label].get(shape[1:], [])
+            idx = kept(self._form[label].get(shape[1:], []))
         out: list[str] = []
         for _ in range(25 * k):
             if len(out) == k or not idx:
@@ -296,16 +302,20 @@ def strict_mentions(doc, pool: EntityPool) -> list[Mention]:
 
 
 def strict_entity_variants(sentence: str, mentions: list[Mention], pool: EntityPool, rng: random.Random,
-                           per_entity: int) -> list[list[Edit]]:
+                           per_entity: int,
+                           allowed: Optional[Callable[[str, list[Mention]], Collection[str]]] = None
+                           ) -> list[list[Edit]]:
     """`per_entity` variants per name of the sentence, each replacing that one name (every mention
     of it) by a pool name of the same group and shape; interleaved across names so a cap keeps
-    every name represented."""
+    every name represented. `allowed(label, mentions)`, when given, names the only pool names
+    that may replace those mentions (the target generator's context match); English passes none."""
     groups = _group_mentions(sentence, mentions)
     names = [t for t, _ in groups]
     per = []
     for (text, label), ms in groups.items():
         the = label in ARTICLE_GROUPS and after_the(sentence, ms[0].start)
-        news = pool.sample_like(label, text, the, rng, per_entity, avoid=[n for n in names if n != text])
+        news = pool.sample_like(label, text, the, rng, per_entity, avoid=[n for n in names if n != text],
+                                allowed=None if allowed is None else allowed(label, ms))
         per.append([[Edit(m.start, m.end, new) for m in ms] for new in news])
     out = []
     for r in range(max((len(p) for p in per), default=0)):

@@ -7,7 +7,19 @@ recognisers) and what it finds is carried over to the target line.
   the language;
 * entity: the English strict names (``entity.strict_mentions``) that appear verbatim in the target
   line (Latin-script targets mostly; no transliteration), replaced by names of the same group from
-  a target-side pool built the same way (``target_pool``);
+  a target-side pool built the same way (``target_pool``). Two rules keep the swap fluent in any
+  language without per-language lists (generator "xlang-2"):
+
+  - context match: the pool records, for every target-side occurrence of a name, its left context
+    (``left_context``: the previous token lower-cased, an elided or hyphen-joined form such as
+    "l'", "d'", "e-" kept as one token, ' and ’ read alike, "<s>" at the start of the line). A
+    mention may only be replaced by a name of its group seen in the pool corpora after the same
+    token (after every token its mentions in the sentence have), so "en Iran" takes only names seen
+    after "en", "l’Europe" only names seen after "l'", German "im" / "nach" / "(in) der" only names
+    seen there. No such name: no variant for that mention.
+  - stand-alone names only (``stand_alone``): a name with another capitalised word right beside it
+    (one space between) is part of a longer name ("Garuda Indonesia", "Bank Indonesia") and is
+    neither a pool occurrence nor a mention;
 * causality: only where curated rules exist for the language (``xsimpp.augment.causality_rules``);
   elsewhere the category is absent, never guessed.
 
@@ -21,7 +33,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Collection, Iterable, Mapping, Optional, Sequence
 
 from ..errors import BadInputError
 from .core import (CATEGORIES, DEFAULT_MAX_PER_CATEGORY, DEFAULT_SWAPS_PER_ENTITY, DEFAULT_VALUES_PER_NUMBER,
@@ -30,10 +42,11 @@ from . import resources
 from .edits import apply_edits
 from .entity import STRICT_GROUP_OF, EntityPool, Mention, plausible, strict_entity_variants, strict_mentions
 from .number import Slot, number_slots
+from .spans import is_sentence_initial
 from .numerals import NUM2WORDS, english_values, numeral_variants, target_numerals
 from .pool import PoolEntry
 
-GENERATOR = "xlang-1"  # bump when the target generator's output changes
+GENERATOR = "xlang-2"  # bump when the target generator's output changes
 ENGLISH = "eng_Latn"
 _WORD = re.compile(r"\w+")
 
@@ -101,30 +114,81 @@ def occurrences(text: str, name: str) -> list[tuple[int, int]]:
     return out
 
 
+# The token before a name: a word with the apostrophe or hyphen that joins it to the name ("l’",
+# "d'", "qu’", "e-"), a word, or one punctuation mark; spaces between it and the name do not count.
+_LEFT = re.compile(r"(?:(?<!\w)\w+[’'\-–]?|[^\w\s])\s*$")
+_NORMALISE = str.maketrans("’–", "'-")
+LINE_START = "<s>"
+
+
+def left_context(text: str, start: int) -> str:
+    """The left context of the name at `start`: the previous token lower-cased ("La France" ->
+    "la", "l’Europe" -> "l'", "près du Rwanda" -> "du"), ’ read as ' and – as - (for matching
+    only: a variant keeps the sentence's own characters); LINE_START at the start of the line."""
+    m = _LEFT.search(text, 0, start)
+    return m.group().rstrip().lower().translate(_NORMALISE) if m else LINE_START
+
+
+_WORD_BEFORE = re.compile(r"(?<!\w)\w[\w.]*\s$")  # after an elision or a bracket: "d’Ilha", "(Garuda"
+_WORD_AFTER = re.compile(r"\s\w")
+_ABBREVIATION = re.compile(r"(?:[^\W\d_]{1,2}\.)+")  # "M.", "Dr.", "F.", "U.S."
+
+
+def stand_alone(text: str, start: int, end: int) -> bool:
+    """Whether the name at text[start:end] stands alone: no capitalised word right beside it, one
+    space between ("Garuda Indonesia", "Bank Indonesia", "Indonesia Airlines" hold no stand-alone
+    "Indonesia"). Hyphen-joined words are ``occurrences``' business (a capitalised class prefix,
+    Zulu "U-Obama", is no longer name).
+
+    Decided here: a capitalised word that opens the sentence (``spans.is_sentence_initial``: the
+    line start, after . ! ? : ; a quote or a bracket) does not count ("En Iran", "Depuis Paris": the
+    capital is the sentence's), so "Garuda Indonesia" at the start of a sentence or in brackets, and
+    "Dr Smith" opening a line, slip through -- rare, and the context match still applies. Titles
+    and initials count as capitalised words ("M. Macron", "Präsident Obama", "John F. Kennedy"; one
+    or two letters and a full stop are a title or an initial even at a sentence start, while a
+    longer word with a full stop ends a sentence: "au Japon. Obama"), so the name beside them is
+    left alone: a title often carries gender (M. / Mme, Herr / Frau), and a list of titles per
+    language is what this generator does without. German, which capitalises every noun, loses
+    names beside nouns ("Hauptstadt Berlin"): fewer negatives, none wrong. Scripts without case are
+    never affected."""
+    m = _WORD_BEFORE.search(text, 0, start)
+    if m:
+        word = m.group().rstrip()
+        if _ABBREVIATION.fullmatch(word):
+            if word[0].isupper():
+                return False  # a title or an initial, even at the start of a sentence
+        elif word[0].isupper() and word[-1] != "." and not is_sentence_initial(text, m.start()):
+            return False  # a word with a full stop of its own ends a sentence: "au Japon. Obama"
+    m = _WORD_AFTER.match(text, end)
+    return not (m and m.group()[-1].isupper())
+
+
 def projected_mentions(names: Sequence[tuple[str, str]], target: str) -> list[Mention]:
-    """The English names (text, group) found verbatim in the target line, every occurrence; a
-    name inside a longer projected name is left to the longer one."""
+    """The English names (text, group) found verbatim and stand-alone (``stand_alone``) in the
+    target line, every occurrence; a name inside a longer projected name is left to the longer one."""
     out: list[Mention] = []
     for text, group in sorted(names, key=lambda n: -len(n[0])):
         for s, e in occurrences(target, text):
-            if not any(m.start < e and s < m.end for m in out):
+            if stand_alone(target, s, e) and not any(m.start < e and s < m.end for m in out):
                 out.append(Mention(s, e, group))
     return sorted(out)
 
 
 def target_pool(entries: Iterable[PoolEntry], corpora: Mapping[str, tuple[Sequence[str], Sequence[str]]]
-                ) -> tuple[list[tuple[str, str, bool]], dict]:
+                ) -> tuple[list[tuple[str, str, bool, tuple[str, ...]]], dict]:
     """The target-side names: the strict pool entries (``strict_entries``) of each corpus
     (source tag -> aligned English and target lines) that stand verbatim in both the English and
-    the target line of one id. Pass only corpora other than the evaluated split (as the English
-    pool leaves it out). Returns (group, name, False) items for ``EntityPool`` and a description."""
+    the target line of one id, stand-alone in the target line (``stand_alone``). Pass only corpora
+    other than the evaluated split (as the English pool leaves it out). Returns (group, name,
+    False, left contexts) items -- the sorted ``left_context`` tokens of the name's target-side
+    occurrences; ``EntityPool`` reads the first three -- and a description."""
     by_first: dict[str, dict[str, list[PoolEntry]]] = {}
     for e in strict_entries(entries):
         first = _WORD.match(e.text)
         if first:
             for src in e.sources:
                 by_first.setdefault(src, {}).setdefault(first.group(), []).append(e)
-    counts: Counter = Counter()
+    contexts: dict[tuple[str, str], set[str]] = {}
     for src, (english, target) in corpora.items():
         if len(english) != len(target):
             raise BadInputError(f"{src}: {len(english)} English lines but {len(target)} target lines; "
@@ -133,11 +197,33 @@ def target_pool(entries: Iterable[PoolEntry], corpora: Mapping[str, tuple[Sequen
         for en, tl in zip(english, target):
             for m in _WORD.finditer(en):
                 for e in index.get(m.group(), ()):
-                    if en.startswith(e.text, m.start()) and occurrences(en, e.text) and occurrences(tl, e.text):
-                        counts[(STRICT_GROUP_OF[e.label], e.text)] += 1
-    items = sorted((group, text, False) for group, text in counts)
+                    if en.startswith(e.text, m.start()) and occurrences(en, e.text):
+                        left = {left_context(tl, s) for s, end in occurrences(tl, e.text) if stand_alone(tl, s, end)}
+                        if left:
+                            contexts.setdefault((STRICT_GROUP_OF[e.label], e.text), set()).update(left)
+    items = sorted((group, text, False, tuple(sorted(left))) for (group, text), left in contexts.items())
     return items, {"files": sorted(corpora), "projected": "shipped pool names standing verbatim in the English "
-                   "and the target line of one id", "entries": len(items)}
+                   "and stand-alone in the target line of one id, with the left context of each target-side "
+                   "occurrence", "entries": len(items), "contexts": sum(len(i[3]) for i in items)}
+
+
+def context_index(items: Iterable[tuple]) -> dict[tuple[str, str], frozenset]:
+    """(group, left context) -> the pool names seen there, from ``target_pool``'s items (an item
+    without contexts is seen nowhere); names spelt as ``EntityPool`` keeps them."""
+    index: dict[tuple[str, str], set[str]] = {}
+    for item in items:
+        for ctx in (item[3] if len(item) > 3 else ()):
+            index.setdefault((item[0], ctx), set()).add(" ".join(item[1].split()))
+    return {k: frozenset(v) for k, v in index.items()}
+
+
+def context_matched(sentence: str, index: Mapping[tuple[str, str], Collection[str]]):
+    """For ``strict_entity_variants``: the pool names of a group seen after the left context of
+    every given mention of `sentence` (empty when any context is unseen)."""
+    def allowed(label: str, mentions: Sequence[Mention]) -> frozenset:
+        seen = [frozenset(index.get((label, left_context(sentence, m.start)), ())) for m in mentions]
+        return frozenset.intersection(*seen) if seen else frozenset()
+    return allowed
 
 
 def causality_rules(lang: str):
@@ -156,7 +242,7 @@ def build_target_augmented(
     seed: int = 0,
     categories: Optional[Iterable[str]] = None,
     max_per_category: int = DEFAULT_MAX_PER_CATEGORY,
-    pool_items: Sequence[tuple[str, str, bool]] = (),
+    pool_items: Sequence[tuple] = (),
     pool_info: Optional[dict] = None,
     values_per_number: int = DEFAULT_VALUES_PER_NUMBER,
     swaps_per_entity: int = DEFAULT_SWAPS_PER_ENTITY,
@@ -197,8 +283,10 @@ def build_target_augmented(
     pool = None
     if "entity" in cats:
         pool = EntityPool(pool_items)
-        info["entity_projection"] = ("English strict names (spaCy, typed) standing verbatim in the target line; "
-                                     "no transliteration")
+        contexts = context_index(pool_items)
+        info["entity_projection"] = ("English strict names (spaCy, typed) standing verbatim and stand-alone in the "
+                                     "target line; no transliteration; swaps context-matched: a name is replaced only "
+                                     "by pool names seen after the same previous token")
         info["swaps_per_entity"] = swaps_per_entity
         info["entity_pool"] = {**(pool_info or {}), "used": len(pool)}
         info["english_pool"] = english.info.get("english_pool")
@@ -224,7 +312,8 @@ def build_target_augmented(
             else:
                 mentions = projected_mentions(english.names[i], sent)
                 candidates = [(apply_edits(sent, e, fix_articles=False), None)
-                              for e in strict_entity_variants(sent, mentions, pool, rng, swaps_per_entity)]
+                              for e in strict_entity_variants(sent, mentions, pool, rng, swaps_per_entity,
+                                                              allowed=context_matched(sent, contexts))]
             n = 0
             for v, sub in candidates:
                 if n >= max_per_category:
