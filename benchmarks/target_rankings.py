@@ -13,6 +13,7 @@ The other target's negatives must have been built first (`xsimpp augment flores2
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -54,7 +55,7 @@ def main() -> int:
                 row[f"{metric}->{tgt}"] = float(f.loc[f["metric"] == metric, "value"].mean())  # macro mean
         scores[m.label] = row
         print(f"{m.label:<18} " + "  ".join(f"{k} {v:6.2f}" for k, v in row.items())
-              + f"   ({time.perf_counter() - t0:.0f} s)", flush=True)
+              + f"   ({time.perf_counter() - t0:.0f} s, load {os.getloadavg()[0]:.1f})", flush=True)
     labels = list(scores)
     for metric in ("xsim", "xsim++"):
         a = [scores[label][f"{metric}->eng_Latn"] for label in labels]

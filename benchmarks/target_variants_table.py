@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import os
 import sys
 import time
 from pathlib import Path
@@ -54,7 +55,7 @@ def main() -> int:
           f"({', '.join(r['lang'] for r in with_all)}); totals "
           + ", ".join(f"{c} {sum(r[c] or 0 for r in rows)}" for c in A.CATEGORIES)
           + f"; languages with entity > 0: {sum(1 for r in rows if r['entity'])}, number > 0: "
-          f"{sum(1 for r in rows if r['number'])}; {time.perf_counter() - t0:.0f} s in all")
+          f"{sum(1 for r in rows if r['number'])}; {time.perf_counter() - t0:.0f} s in all, load {os.getloadavg()[0]:.1f}")
     if args.csv:
         with open(args.csv, "w", newline="", encoding="utf-8") as fh:
             w = csv.DictWriter(fh, fieldnames=list(rows[0]))
