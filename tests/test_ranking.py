@@ -260,3 +260,36 @@ def test_sign_test_sonar_shape():
     bleu = [46.1, 40.4, 34.5, 29.6, 42.4, 27.2, 37.1, 29.7]
     assert sign_test(xpp, bleu, groups, lower_is_better=True) == pytest.approx(1 / 16)
     assert sign_test(xpp, bleu, groups) == pytest.approx(1.0)
+
+
+def test_within_and_across_model_pairs_by_hand():
+    import pandas as pd
+
+    from xsimpp.tasks.ranking import RankingTable, evaluate_table
+
+    # one direction, systems s0, s1 of family A and s2 of family B: pairs (0,1) within, (0,2), (1,2) across.
+    # Proxy a orders all three as the gold does; b swaps s0 and s1 (wrong on the within pair only).
+    gold, a, b, fam = [3.0, 2.0, 1.0], [3.0, 2.0, 1.0], [2.0, 3.0, 1.0], ["A", "A", "B"]
+    acc = pairwise_accuracy(b, gold, ["d"] * 3, fam)
+    assert acc.same_family.tolist() == [True, False, False] and acc.agreement_vector.tolist() == [False, True, True]
+    within = perm_both_test(a, b, gold, ["d"] * 3, pair_mask=acc.same_family, n_permutations=50)
+    across = perm_both_test(a, b, gold, ["d"] * 3, pair_mask=~acc.same_family, n_permutations=50)
+    assert within.delta == 1.0 and across.delta == 0.0
+    assert perm_both_test(a, b, gold, ["d"] * 3, pair_mask=np.ones(3, bool), seed=1).p_value == \
+        perm_both_test(a, b, gold, ["d"] * 3, seed=1).p_value  # every pair = no mask
+    with pytest.raises(BadInputError, match="pair_mask"):
+        perm_both_test(a, b, gold, ["d"] * 3, pair_mask=[True])
+    # the report: within / across CIs (all within pairs agree for a: CI [1, 1]) and tests over each kind
+    frame = pd.DataFrame({"direction": ["d"] * 3, "system": ["s0", "s1", "s2"], "family": fam, "bleu": gold,
+                          "a": a, "b": b})
+    rep = evaluate_table(RankingTable(frame, ["a", "b"], {"a": False, "b": False}), n_bootstrap=50, n_permutations=50)
+    pa, pb = rep.proxies
+    assert pa.within_ci == (1.0, 1.0) and pb.within_ci == (0.0, 0.0) and pb.across_ci == (1.0, 1.0)
+    assert [(x, y, r.delta) for x, y, r in rep.within_comparisons] == [("a", "b", 1.0)]
+    assert [(x, y, r.delta) for x, y, r in rep.across_comparisons] == [("a", "b", 0.0)]
+    js = rep.to_json()
+    assert js["proxies"][1]["within_ci_high"] == 0.0 and js["within_comparisons"][0]["delta"] == 1.0
+    # a table without families has no within pairs: no split tests, NaN split CIs
+    flat = evaluate_table(RankingTable(frame.drop(columns="family").assign(family=frame["system"]), ["a", "b"],
+                                       {"a": False, "b": False}), n_bootstrap=20, n_permutations=20)
+    assert flat.within_comparisons == [] and np.isnan(flat.proxies[0].within_ci[0])

@@ -58,6 +58,11 @@ def _pct(x: float) -> str:
     return "-" if x is None or not math.isfinite(x) else f"{100 * x:.2f}"
 
 
+def _split(acc: float, ci: tuple[float, float]) -> str:
+    """A within- or across-family accuracy with its CI ('-' without such pairs)."""
+    return _pct(acc) if ci[0] != ci[0] else f"{_pct(acc)} [{_pct(ci[0])}, {_pct(ci[1])}]"
+
+
 def _p(x: float) -> str:
     return "-" if x is None or not math.isfinite(x) else f"{x:.4f}"
 
@@ -134,7 +139,8 @@ def run(args) -> int:
     for p in rep.proxies:
         a = p.accuracy
         body.append([p.proxy, "lower" if p.lower_is_better else "higher", _pct(a.accuracy), f"{a.agreements}/{a.pairs}",
-                     f"[{_pct(p.ci[0])}, {_pct(p.ci[1])}]", _pct(a.within_accuracy), _pct(a.across_accuracy),
+                     f"[{_pct(p.ci[0])}, {_pct(p.ci[1])}]", _split(a.within_accuracy, p.within_ci),
+                     _split(a.across_accuracy, p.across_ci),
                      _pct(p.chance), _p(p.p_chance), _num(p.correlations["pearson"]), _num(p.correlations["spearman"]),
                      _num(p.correlations["kendall"])])
     print(tabulate(body, headers=headers, tablefmt="simple", disable_numparse=True))
@@ -148,9 +154,21 @@ def run(args) -> int:
     if rep.comparisons:
         print(f"\nPERM-BOTH permutation tests ({args.permutations} samples, seed {args.seed}, scale {args.scale}, "
               f"{rep.settings['alternative']}):")
-        body = [[a, b, f"{100 * r.delta:+.2f}", f"{r.p_value:.4f}"] for a, b, r in rep.comparisons]
-        print(tabulate(body, headers=["proxy A", "proxy B", "Δ accuracy (A-B)", "p"], tablefmt="simple",
-                       disable_numparse=True))
+        split = {kind: {(a, b): r for a, b, r in tests} for kind, tests in
+                 (("within", rep.within_comparisons), ("across", rep.across_comparisons))}
+        headers = ["proxy A", "proxy B", "Δ accuracy (A-B)", "p"]
+        if rep.within_comparisons:
+            headers += ["Δ within fam.", "p within", "Δ across fam.", "p across"]
+        body = []
+        for a, b, r in rep.comparisons:
+            row = [a, b, f"{100 * r.delta:+.2f}", f"{r.p_value:.4f}"]
+            if rep.within_comparisons:
+                for kind in ("within", "across"):
+                    x = split[kind][(a, b)]
+                    row += ["-" if x.delta != x.delta else f"{100 * x.delta:+.2f}",
+                            "-" if x.p_value != x.p_value else f"{x.p_value:.4f}"]
+            body.append(row)
+        print(tabulate(body, headers=headers, tablefmt="simple", disable_numparse=True))
     if rep.bleu_signature:
         print(f"\nBLEU computed with sacrebleu: {rep.bleu_signature}")
     for note in rep.notes:

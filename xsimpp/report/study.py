@@ -100,11 +100,13 @@ def _img(png: bytes, alt: str) -> str:
 def _ranking_table(report, table_id: str, truth_label: str) -> str:
     best = report.proxies[0].proxy if report.proxies else ""
     pvals = {b: r.p_value for a, b, r in report.comparisons}
+    split_p = {kind: {b: r.p_value for _, b, r in tests} for kind, tests in
+               (("within", report.within_comparisons), ("across", report.across_comparisons))}
     head = ("<tr><th class=t data-key=proxy>proxy</th><th data-key=acc>accuracy %</th><th data-key=ci>CI</th>"
             "<th data-key=agree>agree / pairs</th><th data-key=p>PERM-BOTH p vs best</th>"
             "<th data-key=pearson>Pearson</th><th data-key=spearman>Spearman</th><th data-key=kendall>Kendall</th>"
-            f"<th data-key=within>within a family % ({report.within_pairs} pairs)</th>"
-            f"<th data-key=across>across families % ({report.across_pairs} pairs)</th></tr>")
+            f"<th data-key=within>within a family % ({report.within_pairs} pairs) [CI] PERM-BOTH p</th>"
+            f"<th data-key=across>across families % ({report.across_pairs} pairs) [CI] PERM-BOTH p</th></tr>")
     rows = []
     for p in report.proxies:
         acc = p.accuracy
@@ -115,9 +117,14 @@ def _ranking_table(report, table_id: str, truth_label: str) -> str:
                  f'<td data-v="{acc.agreements}">{acc.agreements} / {acc.pairs}</td>',
                  f'<td data-v="{"" if pv is None else f"{pv:.6f}"}">{"best" if pv is None else f"{pv:.3f}"}</td>']
         nums = [(p.correlations.get(key, float("nan")), "{:.3f}") for key in ("pearson", "spearman", "kendall")]
-        nums += [(100 * acc.within_accuracy, "{:.1f}"), (100 * acc.across_accuracy, "{:.1f}")]
         for v, fmt in nums:
             cells.append(f'<td data-v="{"" if not np.isfinite(v) else f"{v:.6f}"}">{"–" if not np.isfinite(v) else fmt.format(v)}</td>')
+        for kind, v, ci in (("within", acc.within_accuracy, p.within_ci), ("across", acc.across_accuracy, p.across_ci)):
+            text = "–" if not np.isfinite(v) else f"{100 * v:.1f}"
+            if np.isfinite(ci[0]):
+                sp = split_p[kind].get(p.proxy)
+                text += f" [{_pct(ci[0])}, {_pct(ci[1])}]" + (" best" if sp is None else f" p {sp:.3f}")
+            cells.append(f'<td data-v="{"" if not np.isfinite(v) else f"{v:.6f}"}">{text}</td>')
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return (f'<div style="overflow-x:auto"><table class=sortable id="{table_id}"><thead>{head}</thead>'
             f'<tbody>{"".join(rows)}</tbody></table></div>'

@@ -99,6 +99,8 @@ class PairwiseAccuracy:
     across_pairs: int = 0
     per_direction: dict[Hashable, tuple[int, int]] = field(default_factory=dict)  # group -> (agree, pairs)
     agreement_vector: np.ndarray = field(default_factory=lambda: np.zeros(0, bool), repr=False, compare=False)
+    # per pair (aligned with agreement_vector): both systems of one family (a within-model pair)
+    same_family: np.ndarray = field(default_factory=lambda: np.zeros(0, bool), repr=False, compare=False)
 
     @staticmethod
     def _ratio(a: int, p: int) -> float:
@@ -153,7 +155,7 @@ def pairwise_accuracy(
         within_agreements=int(agree[same].sum()), within_pairs=int(same.sum()),
         across_agreements=int(agree[~same].sum()), across_pairs=int((~same).sum()),
         per_direction={labels[g]: (int(per_dir_agree[g]), int(per_dir_pairs[g])) for g in range(len(labels))},
-        agreement_vector=agree,
+        agreement_vector=agree, same_family=same,
     )
 
 
@@ -288,6 +290,7 @@ def perm_both_test(
     seed: int = 0,
     scale: str = "rank",
     alternative: str = "greater",
+    pair_mask: np.ndarray | None = None,
 ) -> PermutationResult:
     """PERM-BOTH permutation test: is proxy a's pairwise accuracy higher than proxy b's?
 
@@ -308,6 +311,10 @@ def perm_both_test(
     accuracy only depends on the order within a direction, so each proxy's accuracy is exactly
     unchanged, ties included, and both live on 1..m. ``"z"`` z-scores per direction (as Deutsch
     et al. standardise); ``"none"`` swaps the raw oriented scores.
+
+    ``pair_mask`` (one bool per system pair, in ``pairwise_accuracy``'s order, e.g. its
+    ``same_family``) counts only those pairs: the test over within-model or across-model pairs.
+    The cells are still swapped as a whole, so a swap moves every pair the cell is in.
 
     The p-value is (1 + #{null >= observed}) / (1 + n_permutations) for ``alternative="greater"``
     (|null| >= |observed| for ``"two-sided"``), which never reports an impossible p of 0.
@@ -330,6 +337,11 @@ def perm_both_test(
     elif scale == "z":
         a, b = _within_group_z(a, codes), _within_group_z(b, codes)
     i, j = within_group_pairs(codes)
+    if pair_mask is not None:
+        pair_mask = np.asarray(pair_mask, dtype=bool)
+        if pair_mask.shape != i.shape:
+            raise BadInputError(f"pair_mask has {pair_mask.size} entries but there are {len(i)} system pairs")
+        i, j = i[pair_mask], j[pair_mask]
     n_pairs = len(i)
     if n_pairs == 0:
         return PermutationResult(float("nan"), float("nan"), n_permutations, alternative)

@@ -20,21 +20,31 @@ def ranking_text(result: StudyResult, truth: str, top: int | None = None) -> str
     """The table the CLI prints: accuracy, CI, PERM-BOTH p against the best, Kendall's tau, and the
     accuracy over pairs of one encoder family (within a model) and of two (across models), per proxy."""
     rep = result.rankings[truth]
-    pvals = {b: r.p_value for a, b, r in rep.comparisons}
+    pvals = {kind: {b: r.p_value for _, b, r in tests} for kind, tests in
+             (("all", rep.comparisons), ("within", rep.within_comparisons), ("across", rep.across_comparisons))}
     lines = [f"{truth} ({GROUND_TRUTHS[truth]}): {rep.n_systems} encoders x {rep.n_directions} languages, "
-             f"{rep.pairs} pairs, chance {100 * rep.chance:.1f}%",
-             f"{'proxy':<40} {'acc%':>6} {'CI':>15} {'p vs best':>10} {'kendall':>8} "
-             f"{f'within({rep.within_pairs})':>12} {f'across({rep.across_pairs})':>12}"]
+             f"{rep.pairs} pairs, chance {100 * rep.chance:.1f}%; p: PERM-BOTH against the best over the same pairs",
+             f"{'proxy':<40} {'acc%':>6} {'CI':>14} {'p':>6} {'kendall':>8} "
+             f"{f'within({rep.within_pairs})':>13} {'CI':>14} {'p':>6} {f'across({rep.across_pairs})':>13} {'CI':>14} {'p':>6}"]
 
-    def pct(x: float) -> str:  # within / across accuracy: no pairs of that kind -> '-'
+    def pct(x: float) -> str:  # no pairs of that kind -> '-'
         return "-" if x != x else f"{100 * x:.1f}"
 
+    def ci(c: tuple[float, float]) -> str:
+        return "-" if c[0] != c[0] else f"[{100 * c[0]:5.1f}, {100 * c[1]:5.1f}]"
+
+    def pv(kind: str, proxy: str) -> str:
+        if not pvals[kind]:
+            return "-"
+        v = pvals[kind].get(proxy)
+        return "best" if v is None else ("-" if v != v else f"{v:.3f}")
+
     for p in rep.proxies[:top]:
-        pv = pvals.get(p.proxy)
-        lines.append(f"{p.proxy:<40} {100 * p.accuracy.accuracy:6.1f} "
-                     f"[{100 * p.ci[0]:5.1f}, {100 * p.ci[1]:5.1f}] {'best' if pv is None else f'{pv:.3f}':>10} "
+        a = p.accuracy
+        lines.append(f"{p.proxy:<40} {100 * a.accuracy:6.1f} {ci(p.ci):>14} {pv('all', p.proxy):>6} "
                      f"{p.correlations.get('kendall', float('nan')):8.3f} "
-                     f"{pct(p.accuracy.within_accuracy):>12} {pct(p.accuracy.across_accuracy):>12}")
+                     f"{pct(a.within_accuracy):>13} {ci(p.within_ci):>14} {pv('within', p.proxy):>6} "
+                     f"{pct(a.across_accuracy):>13} {ci(p.across_ci):>14} {pv('across', p.proxy):>6}")
     if top is not None and len(rep.proxies) > top:
         lines.append(f"... {len(rep.proxies) - top} more in ranking_{truth}.json")
     return "\n".join(lines)

@@ -403,6 +403,8 @@ class ProxyReport:
     chance: float  # this proxy's values dealt at random (keeps its ties)
     correlations: dict[str, float]
     p_chance: float = float("nan")  # sign test against a random proxy
+    within_ci: tuple[float, float] = (float("nan"), float("nan"))  # over within-model pairs only
+    across_ci: tuple[float, float] = (float("nan"), float("nan"))  # over across-model pairs only
 
 
 @dataclass
@@ -417,6 +419,9 @@ class RankingReport:
     proxies: list[ProxyReport]
     comparisons: list[tuple[str, str, R.PermutationResult]]
     settings: dict[str, Any]
+    # the same tests over within-model / across-model pairs only (empty without both kinds of pair)
+    within_comparisons: list[tuple[str, str, R.PermutationResult]] = field(default_factory=list)
+    across_comparisons: list[tuple[str, str, R.PermutationResult]] = field(default_factory=list)
     bleu_signature: str | None = None
     notes: list[str] = field(default_factory=list)
 
@@ -435,13 +440,16 @@ class RankingReport:
                 "within_accuracy": f(p.accuracy.within_accuracy), "within_agreements": p.accuracy.within_agreements,
                 "across_accuracy": f(p.accuracy.across_accuracy), "across_agreements": p.accuracy.across_agreements,
                 "ci_low": f(p.ci[0]), "ci_high": f(p.ci[1]), "chance_given_ties": f(p.chance),
+                "within_ci_low": f(p.within_ci[0]), "within_ci_high": f(p.within_ci[1]),
+                "across_ci_low": f(p.across_ci[0]), "across_ci_high": f(p.across_ci[1]),
                 "p_vs_chance": f(p.p_chance),
                 "per_direction": {str(k): list(v) for k, v in p.accuracy.per_direction.items()},
                 **{k: f(v) for k, v in p.correlations.items()},
             } for p in self.proxies],
-            "comparisons": [{"a": a, "b": b, "delta": f(r.delta), "p_value": f(r.p_value),
-                             "n_permutations": r.n_permutations, "alternative": r.alternative}
-                            for a, b, r in self.comparisons],
+            **{key: [{"a": a, "b": b, "delta": f(r.delta), "p_value": f(r.p_value),
+                      "n_permutations": r.n_permutations, "alternative": r.alternative} for a, b, r in tests]
+               for key, tests in (("comparisons", self.comparisons), ("within_comparisons", self.within_comparisons),
+                                  ("across_comparisons", self.across_comparisons))},
         }
 
 
@@ -472,10 +480,15 @@ def evaluate_table(
         lib = table.lower_is_better[p]
         values = df[p].to_numpy(dtype=np.float64)
         acc = R.pairwise_accuracy(values, gold, groups, families, lower_is_better=lib)
-        ci = R.bootstrap_ci(acc.agreement_vector, n_resamples=n_bootstrap, confidence=confidence, seed=seed)
+        boot = dict(n_resamples=n_bootstrap, confidence=confidence, seed=seed)
+        ci = R.bootstrap_ci(acc.agreement_vector, **boot)
+        split = {kind: R.bootstrap_ci(acc.agreement_vector[mask], **boot) if mask.any() and not mask.all()
+                 else (float("nan"), float("nan"))
+                 for kind, mask in (("within", acc.same_family), ("across", ~acc.same_family))}
         reports.append(ProxyReport(p, lib, acc, ci, R.chance_accuracy(gold, groups, values),
                                    R.correlations(values, gold, groups, lower_is_better=lib),
-                                   R.sign_test(values, gold, groups, lower_is_better=lib)))
+                                   R.sign_test(values, gold, groups, lower_is_better=lib),
+                                   within_ci=split["within"], across_ci=split["across"]))
     if compare is None:
         # Every proxy against the first-listed one (xsim when present: the baseline the paper beats),
         # not all pairs: with --all-error-subsets that would be 136 tests of little interest.
@@ -488,18 +501,24 @@ def evaluate_table(
             for x in (a, b):
                 if x not in table.proxies:
                     raise BadInputError(f"--compare names {x!r}, which is not a proxy here ({', '.join(table.proxies)})")
-    comparisons = []
-    for a, b in pairs:
-        res = R.perm_both_test(df[a].to_numpy(np.float64), df[b].to_numpy(np.float64), gold, groups,
-                               lower_is_better_a=table.lower_is_better[a], lower_is_better_b=table.lower_is_better[b],
-                               n_permutations=n_permutations, seed=seed, scale=scale, alternative=alternative)
-        comparisons.append((a, b, res))
     first = reports[0].accuracy if reports else None
+    same = first.same_family if first is not None else np.zeros(0, bool)
+    both_kinds = bool(same.any() and not same.all())
+    masks = {"all": None, **({"within": same, "across": ~same} if both_kinds else {})}
+    tests: dict[str, list] = {kind: [] for kind in masks}
+    for a, b in pairs:
+        for kind, mask in masks.items():
+            res = R.perm_both_test(df[a].to_numpy(np.float64), df[b].to_numpy(np.float64), gold, groups,
+                                   lower_is_better_a=table.lower_is_better[a], lower_is_better_b=table.lower_is_better[b],
+                                   n_permutations=n_permutations, seed=seed, scale=scale, alternative=alternative,
+                                   pair_mask=mask)
+            tests[kind].append((a, b, res))
     return RankingReport(
         n_directions=df["direction"].nunique(), n_systems=df["system"].nunique(), n_rows=len(df),
         pairs=first.pairs if first else 0, within_pairs=first.within_pairs if first else 0,
         across_pairs=first.across_pairs if first else 0, chance=R.chance_accuracy(gold, groups),
-        proxies=reports, comparisons=comparisons, bleu_signature=table.bleu_signature, notes=list(table.notes),
+        proxies=reports, comparisons=tests["all"], bleu_signature=table.bleu_signature, notes=list(table.notes),
+        within_comparisons=tests.get("within", []), across_comparisons=tests.get("across", []),
         settings={"seed": seed, "n_bootstrap": n_bootstrap, "n_permutations": n_permutations,
                   "confidence": confidence, "scale": scale, "alternative": alternative},
     )
