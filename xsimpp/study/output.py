@@ -21,7 +21,9 @@ def ranking_text(result: StudyResult, truth: str, top: int | None = None) -> str
     accuracy over pairs of one encoder family (within a model) and of two (across models), per proxy."""
     rep = result.rankings[truth]
     pvals = {b: r.p_value for a, b, r in rep.comparisons}
-    lines = [f"{truth} ({GROUND_TRUTHS[truth]}): {rep.n_systems} encoders x {rep.n_directions} languages, "
+    target = result.data_summary.get("target")  # only a non-English target is named (English: as before)
+    into = f" into {target}" if target else ""
+    lines = [f"{truth} ({GROUND_TRUTHS[truth]}): {rep.n_systems} encoders x {rep.n_directions} languages{into}, "
              f"{rep.pairs} pairs, chance {100 * rep.chance:.1f}%",
              f"{'proxy':<40} {'acc%':>6} {'CI':>15} {'p vs best':>10} {'kendall':>8} "
              f"{f'within({rep.within_pairs})':>12} {f'across({rep.across_pairs})':>12}"]
