@@ -33,6 +33,7 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Collection, Iterable, Mapping, Optional, Sequence
 
 from ..errors import BadInputError
@@ -353,13 +354,11 @@ def pool_corpora(lang: str, split: str, data_dir=None) -> dict:
 def augment_flores_target(lang: str, split: str, *, data_dir=None, seed: int = 0,
                           categories: Optional[Iterable[str]] = None,
                           max_per_category: int = DEFAULT_MAX_PER_CATEGORY, out_dir=None,
-                          progress: bool = False) -> tuple[AugmentedSet, "Path"]:
+                          progress: bool = False) -> tuple[AugmentedSet, Path]:
     """The strict negatives of a FLORES-200 split's `lang` side (``xsimpp augment flores200 --lang
     L``): the split's English analysed once, the entity pool projected from ``pool_corpora``,
     written in LASER's format to ``out_dir`` (default ``flores_augmented_dir(split, "strict")``,
     where ``--augmented auto`` finds them). Returns the set and the folder."""
-    from pathlib import Path
-
     from ..datasets.flores import flores_file
     from ..textio import read_lines
     from .core import flores_augmented_dir, write_laser_format
