@@ -37,7 +37,7 @@ def main() -> int:
     notes: list[str] = []
     rankings = _rank_all(cells, proxies, lower, cfg, notes)
     result = StudyResult.__new__(StudyResult)
-    result.rankings = rankings
+    result.rankings, result.data_summary = rankings, meta.get("data", {})
     for gt in rankings:
         print(ranking_text(result, gt), end="\n\n")
     frame = pd.DataFrame(cells)

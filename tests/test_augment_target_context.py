@@ -95,8 +95,7 @@ _ELIDED_CONSONANT = re.compile(r"\b[ldLD][’']\s?[bcdfgjklmnpqrstvwxzBCDFGJKLMN
 
 
 def test_french_devtest_variants_never_elide_before_a_consonant(real_data, nlp):
-    from xsimpp.augment import analyse_english, load_entity_pool
-    from xsimpp.cli.augment import _pool_corpora
+    from xsimpp.augment import analyse_english, load_entity_pool, pool_corpora
 
     n = 200
     flores = real_data / "flores200" / "devtest"
@@ -104,7 +103,7 @@ def test_french_devtest_variants_never_elide_before_a_consonant(real_data, nlp):
     french = (flores / "fra_Latn.devtest").read_text(encoding="utf-8").splitlines()[:n]
     analysis = analyse_english(english, ["flores200/devtest"], categories=["entity"])
     entries, _ = load_entity_pool()
-    items, _ = target_pool(entries, _pool_corpora("fra_Latn", "devtest", real_data))
+    items, _ = target_pool(entries, pool_corpora("fra_Latn", "devtest", real_data))
     aug = build_target_augmented(french, analysis, "fra_Latn", categories=["entity"], pool_items=items)
     pairs = aug.by_category("entity")
     assert pairs  # the first 200 lines do get entity negatives

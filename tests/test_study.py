@@ -3,8 +3,11 @@ pass against each member encoder's own vectors, configuration errors, and the ou
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
+from test_augment import nlp  # noqa: F401  (the spaCy English model, or a skip saying it is missing)
 
 from xsimpp.datasets.base import Bitext
 from xsimpp.encoders.base import VectorEncoder
@@ -365,3 +368,192 @@ def test_missing_negatives_are_built_not_left_out(real_data, tmp_path, monkeypat
     aug = data.augmented["strict"]
     assert aug.lines and set(aug.errtypes[ln.strip()]["errtype"] for ln in aug.lines) == {"number"}
     assert any("built the strict-style" in n for n in data.notes)
+
+
+# --- a non-English target ([study] target, issue 25) -----------------------------------------------
+
+TARGET = "por_Latn"  # no curated causality rules: its strict negatives have entity and number only
+TGT_FLORES = [f"flores portuguese {i}" for i in range(5)]  # the same basis vectors as ENG_FLORES
+TGT_NTREX = [f"ntrex portuguese {i}" for i in range(5)]
+NEGATIVE = "flores portuguese 1, with another number"  # a number negative of TGT_FLORES[1]
+
+
+class LangLookup(Lookup):
+    """A Lookup that remembers the language each sentence was encoded as."""
+
+    def __init__(self, table):
+        super().__init__(table)
+        self.langs: dict[str, str] = {}
+
+    def encode(self, sentences, *, lang=None, progress=None):
+        self.langs.update(dict.fromkeys(sentences, lang))
+        return super().encode(sentences, lang=lang, progress=progress)
+
+
+def _target_encoder(name: str) -> LangLookup:
+    """``_encoder``'s geometry with the Portuguese lines in the English ones' places; the negative
+    sits on encoder C's confused FLORES source 1 (distractor 0's vector), elsewhere on a spare one."""
+    table = _encoder(WRONG[name]).table
+    table.update({t: table[e] for t, e in zip(TGT_FLORES + TGT_NTREX, ENG_FLORES + ENG_NTREX)})
+    table[NEGATIVE] = 10 if name == "C" else 63
+    return LangLookup(table)
+
+
+def _target_data(target: str = TARGET, negatives: bool = True) -> StudyData:
+    from xsimpp.datasets.base import AugmentedTargets
+
+    langs = []
+    for lang in ("deu", "fra"):
+        fl = Bitext("flores200", "devtest", lang, target, [f"{lang} flores {i}" for i in range(5)], TGT_FLORES)
+        nt = Bitext("ntrex128", "test", lang, target, [f"{lang} ntrex {i}" for i in range(5)], TGT_NTREX)
+        langs.append(LanguageData(lang, fl, nt, None))
+    aug = AugmentedTargets(target, "devtest", [NEGATIVE], {NEGATIVE: {"src": TGT_FLORES[1], "errtype": "number"}},
+                           style="strict", meta={"info": {"categories": ["entity", "number"], "generator": "xlang-2"}})
+    return StudyData(langs, {"strict": aug} if negatives else {},
+                     Distractors(list(DISTRACTORS), {"hand": 8}, {"hand": 8}), target=target)
+
+
+def test_a_non_english_target_by_hand():
+    # The geometry of the English test above with Portuguese target lines: the same mining F1 and
+    # xsim. xsim++ (absolute margin, 5 FLORES lines + 1 negative): a confused source has cosine 0
+    # with every target -> index 0, misaligned; except encoder C's FLORES source 1 (both languages),
+    # which sits on the negative of its own gold line -> a number error:
+    #   deu  A 0  B 20 (misaligned)  C 40 (number + misaligned);  fra  A 20  B 0  C 40 (the same)
+    cfg = _config(target="por", xsimpp_styles=["strict"], xsimpp_margin="absolute", tatoeba=False)
+    encoders = [StudyEncoder(EncoderSpec(n, "lookup", family=n), _target_encoder(n), None) for n in "ABC"]
+    data = _target_data()
+    res = run_study(cfg, data, encoders)
+    cell = {(c["system"], c["lang"]): c for c in res.cells}
+    assert {k: round(v["mining_f1"], 6) for k, v in cell.items()} == {
+        ("A", "deu"): 100, ("B", "deu"): 80, ("C", "deu"): 60, ("A", "fra"): 90, ("B", "fra"): 70, ("C", "fra"): 60}
+    assert [cell[(n, "fra")]["xsim[absolute]"] for n in "ABC"] == [20, 0, 40]
+    assert [cell[(n, "deu")]["xsim++[strict]"] for n in "ABC"] == [0, 20, 40]
+    assert [cell[(n, lang)]["xsim++[strict:number]"] for lang in ("deu", "fra") for n in "ABC"] == [0, 0, 20] * 2
+    assert [cell[(n, "fra")]["xsim++[strict:misaligned]"] for n in "ABC"] == [20, 0, 20]
+    assert {c["direction"] for c in res.cells} == {"deu-por_Latn", "fra-por_Latn"}
+    # the error-type subsets are those Portuguese has: no causality column
+    assert "xsim++[strict:entity+number+misaligned]" in res.proxies and not any("causality" in p for p in res.proxies)
+    assert "tatoeba" not in res.proxies and not res.tatoeba_rankings
+    # every target line (gold, negative, distractors) was encoded as Portuguese, every source as itself
+    langs = encoders[0].encoder.langs
+    assert {langs[t] for t in TGT_FLORES + TGT_NTREX + DISTRACTORS + [NEGATIVE]} == {TARGET}
+    assert langs["deu flores 1"] == "deu" and langs["fra ntrex 2"] == "fra"
+    # the target is signed: records name it, the mining ones sign it, the data checksum holds it
+    assert {r.tgt_lang for r in res.records} == {TARGET}
+    truth = next(r for r in res.records if r.metric == "mining_f1")
+    assert truth.signature.params["target"] == TARGET
+    assert next(r for r in res.records if r.metric == "xsim++").signature.params["negatives_categories"] == "entity+number"
+    english_twin = StudyData(data.languages, data.augmented, data.distractors)
+    assert data.checksum != english_twin.checksum and truth.signature.data_checksum == data.checksum
+    assert res.data_summary["target"] == TARGET
+    # the outputs name the target
+    from xsimpp.study.output import ranking_text, study_files
+
+    assert "2 languages into por_Latn" in ranking_text(res, "mining_f1")
+    html = study_files(res)["report.html"].decode()
+    assert "8 por_Latn distractors" in html and "source and por_Latn" in html
+    with pytest.raises(BadInputError, match="target is eng_Latn but the data's is por_Latn"):
+        run_study(_config(), data, encoders)
+
+
+def test_the_english_default_is_the_study_before_targets():
+    """`target` absent or "eng_Latn": the same configuration, data checksum, records and outputs."""
+    import json
+
+    small = parse_config(PRESETS["small"])
+    explicit = parse_config(PRESETS["small"].replace('name = "small"\n', 'name = "small"\ntarget = "eng_Latn"\n'))
+    assert small.target == explicit.target == "eng_Latn" and "target" not in small.to_json()
+    assert {**small.to_json(), "source": ""} == {**explicit.to_json(), "source": ""}
+    assert parse_config(PRESETS["small"].replace('name = "small"\n', 'name = "small"\ntarget = "kea"\n')
+                        ).target == "kea_Latn"  # short codes resolve as everywhere
+    data = _data()
+    assert data.target == "eng_Latn" and data.checksum == "ffe6e85d9c3d"  # as before issue 25's target
+    outs = []
+    for cfg in (_config(), _config(target="eng_Latn")):
+        encoders = [StudyEncoder(EncoderSpec(n, "lookup", family=n), _encoder(WRONG[n]), None) for n in "ABC"]
+        res = run_study(cfg, _data(), encoders)
+        recs = [{k: v for k, v in r.to_json().items() if k != "created"} for r in res.records]
+        assert {r["tgt_lang"] for r in recs} == {"eng_Latn", "eng"}  # FLORES and mining; Tatoeba v1's own code
+        assert not any("target" in r["signature"]["params"] for r in recs)
+        outs.append((json.dumps(recs, sort_keys=True), res.data_summary, ranking_text_all(res)))
+    assert outs[0] == outs[1] and "target" not in outs[0][1] and " into " not in outs[0][2]
+
+
+def ranking_text_all(res) -> str:
+    from xsimpp.study.output import ranking_text
+
+    return "\n".join(ranking_text(res, gt) for gt in res.rankings)
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda t: t.replace('name = "small"\n', 'name = "small"\ntarget = "fra"\n'),
+     "languages lists fra, the target fra_Latn: .*leave fra_Latn out"),
+    (lambda t: t.replace('name = "small"\n', 'name = "small"\ntarget = "kea"\n').replace(
+        'xsimpp_styles = ["strict"]', 'xsimpp_styles = ["strict", "paper"]'),
+     "'paper'.*defined on English only; a kea_Latn target has strict negatives only"),
+    (lambda t: t.replace('name = "small"\n', 'name = "small"\ntarget = "xxq"\n'), "\\[study\\] target: Unknown"),
+    (lambda t: t.replace('name = "small"\n', 'name = "small"\ntarget = 3\n'), "\\[study\\] target must be a string"),
+])
+def test_target_config_errors_are_one_sentence(edit, message):
+    with pytest.raises(BadInputError, match=message):
+        parse_config(edit(PRESETS["small"]), "test.toml")
+
+
+def _devtest_slice(real_data, tmp_path, langs, n):
+    """A data root with the first `n` FLORES devtest lines of `langs` (the negatives are built over
+    the whole devtest: a slice keeps that short); FLORES dev, NTREX and OLDI seed as they are."""
+    root = tmp_path / "data"
+    (root / "flores200" / "devtest").mkdir(parents=True)
+    for code in langs:
+        lines = (real_data / "flores200" / "devtest" / f"{code}.devtest").read_text(encoding="utf-8").splitlines()[:n]
+        (root / "flores200" / "devtest" / f"{code}.devtest").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (root / "flores200" / "dev").symlink_to(real_data / "flores200" / "dev")
+    (root / "ntrex128").symlink_to(real_data / "ntrex128")
+    (root / "oldi-seed").symlink_to(real_data / "oldi-seed")
+    return root
+
+
+def test_kea_into_french_on_real_data(real_data, nlp, tmp_path, isolated_home):
+    """kea -> fra: FLORES gold, a French NTREX pool without the gold, French negatives built as
+    `xsimpp augment flores200 --lang fra` builds them (and found, not rebuilt, the second time)."""
+    from xsimpp.augment import flores_augmented_dir
+    from xsimpp.study.data import load_study_data
+    from xsimpp.study.encoders import build_encoders
+
+    root = _devtest_slice(real_data, tmp_path, ["eng_Latn", "fra_Latn", "kea_Latn"], 12)
+    cfg = _config(languages=["kea"], target="fra", flores_lines=5, ntrex_lines=0, xsimpp_styles=["strict"],
+                  distractors=20, whole_sources=["ntrex128", "oldi-seed"], fill_sources=[])
+    data = load_study_data(cfg, root)
+    flores = real_data / "flores200" / "devtest"
+    kea = (flores / "kea_Latn.devtest").read_text(encoding="utf-8").splitlines()[:5]
+    fra = (flores / "fra_Latn.devtest").read_text(encoding="utf-8").splitlines()[:5]
+    (ld,) = data.languages
+    assert (ld.flores.src, ld.flores.tgt, ld.flores.tgt_lang) == (kea, fra, "fra_Latn") and ld.ntrex is None
+    assert ld.tatoeba is None and any("Tatoeba proxy is off" in n for n in data.notes)
+    # the pool: the first French NTREX lines, none of them gold; OLDI seed has no French side
+    norm = [" ".join(t.split()) for t in (real_data / "ntrex128" / "newstest2019-ref.fra.txt").read_text(
+        encoding="utf-8").splitlines()]
+    gold = {" ".join(t.split()) for t in fra}
+    assert data.distractors.lines == [t for t in dict.fromkeys(norm) if t and t not in gold][:20]
+    assert data.distractors.per_source == {"ntrex128": 20, "oldi-seed": 0}
+    assert any("'oldi-seed' has no fra_Latn side" in n for n in data.notes)
+    # the negatives: French, built where `xsimpp eval --target fra --augmented auto` finds them
+    aug = data.augmented["strict"]
+    assert aug.lang == "fra_Latn" and aug.lines and aug.style == "strict"
+    assert {aug.errtypes[ln.strip()]["src"].strip() for ln in aug.lines} <= {t.strip() for t in fra}
+    assert set(aug.categories) == {"causality", "entity", "number"}  # French has curated causality rules
+    assert (flores_augmented_dir("devtest", "strict") / "fra_Latn_augmented.devtest").is_file()
+    assert any("built the strict-style xsim++ negatives of FLORES devtest fra_Latn" in n for n in data.notes)
+    again = load_study_data(cfg, root)
+    assert not any("built" in n for n in again.notes) and again.augmented["strict"].lines == aug.lines
+    assert again.checksum == data.checksum
+    # a pool asked larger than its French sources is what they have, with a note (never English)
+    big = load_study_data(dataclasses.replace(cfg, distractors=5000), root)
+    assert len(big.distractors.lines) == len(set(norm) - gold - {""}) < 5000
+    assert any("fewer than [mining] distractors = 5000" in n for n in big.notes)
+    # and the study runs on it: two character n-gram encoders, kea -> fra in every record
+    encs = build_encoders([EncoderSpec("cg", "chargram"), EncoderSpec("cg-2", "chargram", {"ngram_max": 2})],
+                          cache=False)
+    res = run_study(cfg, data, encs)
+    assert {r.tgt_lang for r in res.records} == {"fra_Latn"} and {c["direction"] for c in res.cells} == {"kea_Latn-fra_Latn"}
+    assert "xsim++[strict:causality]" in res.proxies and res.cells[0]["xsim++[strict]"] >= 0

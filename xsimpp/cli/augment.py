@@ -110,7 +110,6 @@ def _target_language(args) -> str:
 def _run_target(args, lang: str, categories) -> int:
     """`--lang L` for L other than English: L's FLORES sentences, analysed through their English."""
     from ..datasets.flores import flores_file
-    from ..textio import read_lines
     from .. import augment as A
     from .common import check_outputs
 
@@ -125,38 +124,13 @@ def _run_target(args, lang: str, categories) -> int:
                             "NTREX through their English")
     split = _flores_split(args)
     src = flores_file(lang, split, data_dir=args.data_dir)
-    english = read_lines(flores_file("eng_Latn", split, data_dir=args.data_dir))
     args.out = Path(args.out) if args.out else A.flores_augmented_dir(split, args.style)
     check_outputs(args, dirs={"out": "--out"})
-    target = read_lines(src)
-    progress = not args.no_progress and sys.stderr.isatty()
-    cats = categories if categories is not None else list(A.CATEGORIES)
-    analysis = A.analyse_english(english, [f"flores200/{split}"], progress=progress, categories=cats)
-    items, pool_info = [], None
-    if "entity" in cats:
-        entries, _ = A.load_entity_pool()
-        items, pool_info = A.target_pool(entries, _pool_corpora(lang, split, args.data_dir))
-    aug = A.build_target_augmented(target, analysis, lang, seed=args.seed, categories=categories,
-                                   max_per_category=args.max_per_category, pool_items=items, pool_info=pool_info)
-    paths = A.write_laser_format(aug, args.out, split, lang)
-    _report(args, aug, src, None, (*paths, A.meta_path(args.out, split, lang)))
+    aug, _ = A.augment_flores_target(lang, split, data_dir=args.data_dir, seed=args.seed, categories=categories,
+                                     max_per_category=args.max_per_category, out_dir=args.out,
+                                     progress=not args.no_progress and sys.stderr.isatty())
+    _report(args, aug, src, None, (*A.output_paths(args.out, split, lang), A.meta_path(args.out, split, lang)))
     return 0
-
-
-def _pool_corpora(lang: str, split: str, data_dir) -> dict:
-    """Aligned (English, target) lines the target's entity pool is projected from: the other FLORES
-    split and NTREX-128 where it has the language -- never the split being augmented."""
-    from ..datasets.flores import flores_file
-    from ..datasets.ntrex import Ntrex128
-    from ..textio import read_lines
-
-    other = "dev" if split == "devtest" else "devtest"
-    corpora = {f"flores200/{other}": (read_lines(flores_file("eng_Latn", other, data_dir=data_dir)),
-                                      read_lines(flores_file(lang, other, data_dir=data_dir)))}
-    ntrex = Ntrex128("test", data_dir)
-    if lang in ntrex.languages():
-        corpora["ntrex128"] = (ntrex.sentences("eng_Latn"), ntrex.sentences(lang))
-    return corpora
 
 
 def _report(args, aug, src, paper_split, paths) -> None:

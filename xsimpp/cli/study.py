@@ -1,5 +1,6 @@
 """`xsimpp study`: which proxy predicts mining? A grid of encoders x languages, proxies against
-mining F1 on gold hidden among real English distractors (see xsimpp.study)."""
+mining F1 on gold hidden among real distractors of the target language (English by default; see
+xsimpp.study)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ def register(sub) -> None:
         "study", help="which proxy predicts mining? proxies vs mining F1 over a grid of encoders x languages",
         description="Runs every encoder of a study configuration (TOML) on every language: the proxies (xsim, "
                     "xsim++ per style and error type, Tatoeba accuracy) and the ground truth (mining F1 on the "
-                    "language's gold pairs hidden among real English distractors), then ranks the proxies by "
-                    "pairwise accuracy against mining (the statistics of `xsimpp rank`) and writes a report folder.")
+                    "language's gold pairs hidden among real distractors in the target language: English unless "
+                    "[study] target names another), then ranks the proxies by pairwise accuracy against mining (the "
+                    "statistics of `xsimpp rank`) and writes a report folder.")
     p.add_argument("config", nargs="?", metavar="CONFIG.toml", help="the study configuration")
     p.add_argument("--preset", choices=("small", "large", "checkpoints"), help="a built-in configuration instead of a file")
     p.add_argument("--print-config", action="store_true", help="print the configuration (e.g. a preset's) and exit")

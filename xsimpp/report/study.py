@@ -153,15 +153,19 @@ def _cells_table(cells: Sequence[dict], columns: Sequence[str]) -> str:
 def study_html(result, plots: dict[str, bytes], truths: dict[str, str]) -> str:
     """The whole page: what was run, the ranking table per ground truth, plots, every cell, costs."""
     cfg = result.config
-    parts = [f"<h1>Which proxy predicts mining? — study “{html.escape(cfg.name)}”</h1>",
+    target = result.data_summary.get("target")  # only a non-English target is named (English: as before)
+    tgt = html.escape(target or "English")
+    parts = [f"<h1>Which proxy predicts mining? — study “{html.escape(cfg.name)}”"
+             f"{f' into {tgt}' if target else ''}</h1>",
              f'<p class=meta>xsimpp {__version__} · {len(result.costs)} encoders × {len(result.data_summary["languages"])} '
-             f'languages · {result.data_summary["distractors"]["lines"]} English distractors · data checksum '
+             f'languages{f" → {tgt}" if target else ""} · {result.data_summary["distractors"]["lines"]} {tgt} '
+             'distractors · data checksum '
              f'<code>{result.data_summary["checksum"]}</code> · {result.seconds:.0f} s</p>']
     ds = result.data_summary
     src = ", ".join(f"{k} {v}" for k, v in ds["distractors"]["per_source"].items())
     parts.append(
-        "<p>Ground truth: each language's gold pairs (FLORES-200 devtest and NTREX-128 lines, source and English) "
-        f"hidden among {ds['distractors']['lines']} distinct real English lines ({html.escape(src)}; no gold line), "
+        f"<p>Ground truth: each language's gold pairs (FLORES-200 devtest and NTREX-128 lines, source and {tgt}) "
+        f"hidden among {ds['distractors']['lines']} distinct real {tgt} lines ({html.escape(src)}; no gold line), "
         f"mined with the {cfg.margin} margin (k = {cfg.k}) both ways (BUCC candidates), F1 with the threshold "
         f"cross-validated over sources ({cfg.folds} folds), and precision at the fixed threshold {cfg.fixed_threshold}. "
         "Proxies are computed on FLORES devtest (and Tatoeba v1); <b>mining_f1</b> shares its FLORES gold sentences "

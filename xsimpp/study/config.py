@@ -3,8 +3,10 @@
 A study is a grid of encoders x languages. Per cell it computes the proxies (xsim, xsim++ per
 style and error type, Tatoeba accuracy) and the ground truth (mining F1 on gold pairs hidden among
 real English distractors), then asks which proxy ranks the encoders as mining does. Every key is
-listed in ``SMALL`` below (the built-in ``--preset small``); a missing table or key takes the
-default shown there, an unknown one is an error (a typo must not silently fall back).
+listed in ``SMALL`` below (the built-in ``--preset small``) but ``[study] target``: the language
+every pair translates into, English unless it names another FLORES-200 language (then the gold,
+xsim++ negatives and distractors are that language's; see ``xsimpp.study.data``). A missing table
+or key takes the default shown there, an unknown one is an error (a typo must not silently fall back).
 """
 
 from __future__ import annotations
@@ -33,6 +35,18 @@ DISTRACTOR_SOURCES = {
     "tatoeba": ["tatoeba/v1/tatoeba.*-eng.eng"],
     "tatoeba-challenge": ["tatoeba-challenge/testsets/*-eng/*.eng", "tatoeba-challenge/testsets/eng-*/*.eng"],
 }
+# The same sources' side in a non-English ``[study] target``: "{code}" is the source's own spelling
+# of a language (``resolve_language`` maps it to FLORES-200: NTREX "swa", Tatoeba "fra"). A source
+# without the target's side (OLDI seed has eng/fur/ita only) adds no line, with a note.
+TARGET_SIDES = {
+    "flores200-dev": ["flores200/dev/{code}.dev"],
+    "ntrex128": ["ntrex128/newstest2019-ref.{code}.txt"],
+    "oldi-seed": ["oldi-seed/{code}"],
+    "tatoeba": ["tatoeba/v1/tatoeba.{code}-eng.{code}"],
+    "tatoeba-challenge": ["tatoeba-challenge/testsets/{code}-eng/*.{code}",
+                          "tatoeba-challenge/testsets/eng-{code}/*.{code}"],
+}
+ENGLISH = "eng_Latn"
 
 SMALL = """\
 # xsimpp study --preset small: 8 encoders x 10 languages, 50 000 distractors.
@@ -241,6 +255,7 @@ class StudyConfig:
     name: str
     languages: list[str]
     encoders: list[EncoderSpec]
+    target: str = ENGLISH  # the FLORES-200 language every pair translates into (and the distractors' language)
     flores_lines: int = 500
     ntrex_lines: int = 500
     tatoeba_lines: int = 500
@@ -269,12 +284,15 @@ class StudyConfig:
 
         d = asdict(self)
         d.pop("text")
+        if d["target"] == ENGLISH:  # the default: study.json stays as it was before targets existed
+            d.pop("target")
         return d
 
 
 # table -> key -> (type(s), StudyConfig field)
 _KEYS = {
-    "study": {"name": (str, "name"), "languages": (list, "languages"), "flores_lines": (int, "flores_lines"),
+    "study": {"name": (str, "name"), "languages": (list, "languages"), "target": (str, "target"),
+              "flores_lines": (int, "flores_lines"),
               "ntrex_lines": (int, "ntrex_lines"), "tatoeba_lines": (int, "tatoeba_lines"), "seed": (int, "seed")},
     "proxies": {"xsim_margins": (list, "xsim_margins"), "xsimpp_styles": (list, "xsimpp_styles"),
                 "xsimpp_margin": (str, "xsimpp_margin"), "error_type_subsets": (bool, "error_type_subsets"),
@@ -342,9 +360,44 @@ def parse_config(text: str, source: str = "the configuration") -> StudyConfig:
                 raise BadInputError(f"{source}: encoder {n} is missing '{required}'")
         specs.append(EncoderSpec(e["label"], e["name"], dict(e.get("options", {})), e.get("family", e["name"]),
                                  bool(e.get("optional", False))))
+    if "target" in values:
+        values["target"] = target_language(values["target"])
     cfg = StudyConfig(encoders=specs, source=source, text=text, **values)
     check_config(cfg)
     return cfg
+
+
+def target_language(code: str) -> str:
+    """The FLORES-200 code of ``[study] target`` ("fra" -> "fra_Latn"); one sentence for an unknown code."""
+    from ..datasets.languages import FLORES200_CODES, resolve_language
+
+    try:
+        return resolve_language(str(code), list(FLORES200_CODES))
+    except BadInputError as e:
+        raise BadInputError(f"[study] target: {e}") from None
+
+
+def check_target(cfg: StudyConfig) -> str:
+    """The target's FLORES-200 code, after the checks a non-English one needs: not among the
+    languages, and no paper-style negatives (the paper's method is defined on English only)."""
+    target = target_language(cfg.target)
+    if target == ENGLISH:
+        return target
+    from ..datasets.languages import resolve_language
+
+    for c in cfg.languages:
+        try:
+            same = resolve_language(str(c)) == target
+        except BadInputError:  # an unknown code: one sentence when the data is loaded
+            continue
+        if same:
+            raise BadInputError(f"[study] languages lists {c}, the target {target}: every language is mined "
+                                f"into the target, so leave {target} out of languages (or choose another target)")
+    if "paper" in cfg.xsimpp_styles:
+        raise BadInputError(f"[proxies] xsimpp_styles lists 'paper', the xSIM++ paper's method, which is defined "
+                            f"on English only; a {target} target has strict negatives only: "
+                            'set xsimpp_styles = ["strict"] (or [])')
+    return target
 
 
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
@@ -391,6 +444,7 @@ def check_config(cfg: StudyConfig) -> None:
     for s in cfg.xsimpp_styles:
         if s not in STYLES:
             raise BadInputError(f"[proxies] xsimpp_styles: '{s}' is not one of {', '.join(STYLES)}")
+    check_target(cfg)
     for s in cfg.whole_sources + cfg.fill_sources:
         if s not in DISTRACTOR_SOURCES:
             raise BadInputError(f"[mining] distractor source '{s}' is unknown (known: {', '.join(DISTRACTOR_SOURCES)})")

@@ -22,7 +22,9 @@ def ranking_text(result: StudyResult, truth: str, top: int | None = None) -> str
     rep = result.rankings[truth]
     pvals = {kind: {b: r.p_value for _, b, r in tests} for kind, tests in
              (("all", rep.comparisons), ("within", rep.within_comparisons), ("across", rep.across_comparisons))}
-    lines = [f"{truth} ({GROUND_TRUTHS[truth]}): {rep.n_systems} encoders x {rep.n_directions} languages, "
+    target = result.data_summary.get("target")  # only a non-English target is named (English: as before)
+    into = f" into {target}" if target else ""
+    lines = [f"{truth} ({GROUND_TRUTHS[truth]}): {rep.n_systems} encoders x {rep.n_directions} languages{into}, "
              f"{rep.pairs} pairs, chance {100 * rep.chance:.1f}%; p: PERM-BOTH against the best over the same pairs",
              f"{'proxy':<40} {'acc%':>6} {'CI':>14} {'p':>6} {'kendall':>8} "
              f"{f'within({rep.within_pairs})':>13} {'CI':>14} {'p':>6} {f'across({rep.across_pairs})':>13} {'CI':>14} {'p':>6}"]

@@ -4,9 +4,10 @@ analysis of every proxy against mining -- the same statistics as `xsimpp rank`
 2021; bootstrap CI; PERM-BOTH; correlations), with mining F1 in the place of BLEU.
 
 Ground truths (each its own ranking):
-- ``mining_f1``: gold pairs of FLORES devtest and NTREX-128 mined together against their English
-  plus the distractor pool (margin kNN both ways, BUCC's candidates), F1 with the threshold
-  cross-validated over source sentences (``scoring.bucc.cross_validate``);
+- ``mining_f1``: gold pairs of FLORES devtest and NTREX-128 mined together against their target
+  lines (English, or ``[study] target``) plus the distractor pool (margin kNN both ways, BUCC's
+  candidates), F1 with the threshold cross-validated over source sentences
+  (``scoring.bucc.cross_validate``);
 - ``mining_f1_ntrex``: the same candidates restricted to NTREX sources and gold -- sentences no
   FLORES-based proxy saw, so a proxy that predicts it predicts mining on unseen text (xsim on
   FLORES devtest and the FLORES gold share their sentences: ``mining_f1`` is partly circular);
@@ -21,6 +22,12 @@ a false positive, in every mining ground truth above that counts all sources (``
 sources). Each ranking reports its pairwise accuracy over encoder pairs of the same ``family``
 (within a model: checkpoints of one training run) and of different families (across models)
 separately as well, as the xSIM++ paper's appendix D does.
+
+With a non-English ``[study] target`` T every direction is X->T: xsim and xsim++ on FLORES devtest
+X->T (T's strict negatives; the error-type subsets only over the types T's negatives have: entity
+and number, causality too where curated rules exist), mining into T's lines and a T pool, no
+Tatoeba proxy. Records name T as their target language and the mining records sign it
+(``target``); an English study's records and signatures are as before targets existed.
 """
 
 from __future__ import annotations
@@ -45,7 +52,7 @@ from ..tasks.ranking import ERROR_TYPES, RankingTable, all_error_type_subsets, e
 from ..tasks.runner import RunOptions, run_prepared
 from ..tasks.tatoeba import TatoebaSettings
 from ..tasks.xsim import XsimData, XsimSettings
-from .config import StudyConfig
+from .config import StudyConfig, target_language
 from .data import ENGLISH, LanguageData, StudyData
 from .encoders import StudyEncoder, as_encoder
 
@@ -66,14 +73,25 @@ class StudySettings(Settings):
     mode: str = "text"
 
 
-def proxy_names(cfg: StudyConfig, styles: list[str]) -> list[str]:
-    """Proxy columns in table order: xsim per margin, xsim++ per style (+ error-type subsets)."""
+def proxy_names(cfg: StudyConfig, styles: list[str], types: dict[str, tuple[str, ...]] | None = None) -> list[str]:
+    """Proxy columns in table order: xsim per margin, xsim++ per style (+ error-type subsets, over
+    ``types[style]``: default every one of ``ERROR_TYPES``)."""
     names = [f"xsim[{m}]" for m in cfg.xsim_margins]
     for style in styles:
         names.append(f"xsim++[{style}]")
         if cfg.error_type_subsets:
-            names += [f"xsim++[{style}:{'+'.join(t)}]" for t in all_error_type_subsets(ERROR_TYPES)]
+            names += [f"xsim++[{style}:{'+'.join(t)}]"
+                      for t in all_error_type_subsets((types or {}).get(style, ERROR_TYPES))]
     return names
+
+
+def error_types_of(aug, target: str) -> tuple[str, ...]:
+    """The error types an xsim++ column can count: all of ``ERROR_TYPES`` for English; for another
+    target only the categories its negatives were built for (e.g. no causality without curated
+    rules), and misaligned."""
+    if target == ENGLISH:
+        return ERROR_TYPES
+    return tuple(t for t in ERROR_TYPES if t in aug.categories or t == "misaligned")
 
 
 def restricted_rate(error_types: dict[str, int], types: tuple[str, ...], n: int) -> float:
@@ -93,9 +111,9 @@ class MiningResult:
     n_targets: int
 
 
-def mine_language(enc: StudyEncoder, ld: LanguageData, eng_vec: Callable, src_vec: Callable, distractors: list[str],
+def mine_language(enc: StudyEncoder, ld: LanguageData, tgt_vec: Callable, src_vec: Callable, distractors: list[str],
                   distractor_vecs: np.ndarray, cfg: StudyConfig) -> MiningResult:
-    """Mine one language's gold sources against its gold English + the distractor pool."""
+    """Mine one language's gold sources against its gold target lines + the distractor pool."""
     src_index: dict[str, int] = {}
     tgt_index: dict[str, int] = {}
     gold_src, gold_tgt, origin = [], [], []
@@ -116,9 +134,9 @@ def mine_language(enc: StudyEncoder, ld: LanguageData, eng_vec: Callable, src_ve
         tags.setdefault((i, j), tag)
     tag_arr = np.array([tags[(int(i), int(j))] for i, j in zip(gs, gt)])
     sources = list(src_index)
-    gold_eng = list(tgt_index)
+    gold_tgt_lines = list(tgt_index)
     x = src_vec(sources, ld.lang)
-    y = np.concatenate([eng_vec(gold_eng), distractor_vecs])
+    y = np.concatenate([tgt_vec(gold_tgt_lines), distractor_vecs])
     sim = enc.similarity(x, y)
     cands = B.mine_candidates(None if sim is not None else x, None if sim is not None else y, similarity=sim,
                               margin=cfg.margin, k=cfg.k)
@@ -185,28 +203,32 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
     """Every cell of the grid, then the analysis. ``progress(desc, total)`` opens a progress
     callback per encoder (None: silent)."""
     check_unpaired_unseen(cfg.unpaired_sources, [ld.lang for ld in data.languages], encoders)
+    if target_language(cfg.target) != data.target:
+        raise BadInputError(f"the configuration's target is {cfg.target} but the data's is {data.target}")
     t_start = time.perf_counter()
     settings = StudySettings(margin=cfg.margin, k=cfg.k, folds=cfg.folds, seed=cfg.seed,
                              fixed_threshold=float(cfg.fixed_threshold), distractors=len(data.distractors.lines))
     styles = list(data.augmented)
-    proxies = proxy_names(cfg, styles)
+    target = data.target
+    types = {style: error_types_of(aug, target) for style, aug in data.augmented.items()}
+    proxies = proxy_names(cfg, styles, types)
     has_tatoeba = any(ld.tatoeba is not None for ld in data.languages)
     checksum = data.checksum
     dataset = f"study:{cfg.name}"
     cells, records, costs = [], [], []
     xsim_task, tatoeba_task = TASKS["xsim"], TASKS["tatoeba"]
     run = RunOptions(cache=False, engine=engine)  # the vectors come from the study's own caches
-    eng_lines = list(dict.fromkeys(data.english_sides()))
+    tgt_lines = list(dict.fromkeys(data.target_sides()))
     for enc in encoders:
         src_sides = [(ld.lang, bt.src) for ld in data.languages for _, bt in ld.gold_sources]
         src_sides += [(ld.lang, ld.tatoeba.src) for ld in data.languages if ld.tatoeba is not None]
         src_sides += [(ld.lang, ld.unpaired) for ld in data.languages if ld.unpaired]
-        total = len(eng_lines) + sum(len(s) for _, s in src_sides)
+        total = len(tgt_lines) + sum(len(s) for _, s in src_sides)
         update = progress(f"encoding ({enc.label})", total) if progress else None
         t0 = time.perf_counter()
-        # English once (one call: the shared pass batches it best), then each language's sources.
-        eng_vecs = enc.vectors(eng_lines, ENGLISH, update)
-        eng_row = {t: i for i, t in enumerate(eng_lines)}
+        # The target once (one call: the shared pass batches it best), then each language's sources.
+        tgt_vecs = enc.vectors(tgt_lines, target, update)
+        tgt_row = {t: i for i, t in enumerate(tgt_lines)}
         src_memo: dict[tuple[str, str], np.ndarray] = {}
         for lang, sents in src_sides:
             vecs = enc.vectors(sents, lang, update)
@@ -214,21 +236,21 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
                 src_memo[(lang, s)] = v
         t_enc = time.perf_counter() - t0
 
-        def eng_vec(lines, _rows=eng_row, _v=eng_vecs):
+        def tgt_vec(lines, _rows=tgt_row, _v=tgt_vecs):
             return _v[[_rows[t] for t in lines]]
 
         def src_vec(lines, lang, _m=src_memo):
             return np.stack([_m[(lang, s)] for s in lines])
 
-        dvecs = eng_vec(data.distractors.lines)
+        dvecs = tgt_vec(data.distractors.lines)
         t1 = time.perf_counter()
         for ld in data.languages:
             # The proxies are the registered tasks run through the runner on the vectors above
-            # (FLORES writes English eng_Latn, Tatoeba v1 eng).
-            member = as_encoder(enc, lambda lines, lang, _ld=ld.lang, _e=eng_vec, _s=src_vec:
-                                _e(lines) if str(lang).split("_")[0] == "eng" else _s(lines, _ld))
+            # (FLORES writes English eng_Latn, Tatoeba v1 eng; a non-English target is its FLORES code).
+            member = as_encoder(enc, lambda lines, lang, _ld=ld.lang, _t=tgt_vec, _s=src_vec:
+                                _t(lines) if _is_target(lang, target) else _s(lines, _ld))
             row: dict[str, Any] = {"system": enc.label, "family": enc.spec.family, "lang": ld.lang,
-                                   "direction": f"{ld.lang}-{ENGLISH}"}
+                                   "direction": f"{ld.lang}-{target}"}
             fl = ld.flores
             for m in cfg.xsim_margins:
                 res = run_prepared(xsim_task, member, XsimData([fl], None), XsimSettings(margin=m, k=cfg.k), run)
@@ -242,15 +264,15 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
                 for t in ERROR_TYPES:
                     row[f"err_{style}_{t}"] = {str(k).lower(): v for k, v in r.error_types.items()}.get(t, 0)
                 if cfg.error_type_subsets:
-                    for types in all_error_type_subsets(ERROR_TYPES):
-                        row[f"xsim++[{style}:{'+'.join(types)}]"] = restricted_rate(r.error_types, types, r.n)
+                    for subset in all_error_type_subsets(types[style]):
+                        row[f"xsim++[{style}:{'+'.join(subset)}]"] = restricted_rate(r.error_types, subset, r.n)
                 records += [rec for rec in res.records if rec.metric == "xsim++"]
             if ld.tatoeba is not None:
                 res = run_prepared(tatoeba_task, member, [ld.tatoeba], TatoebaSettings(margin="absolute"), run)
                 row["tatoeba"] = res.report.langs[0].result.mean("text")  # already in %
                 records += [rec for rec in res.records if rec.metric == "tatoeba_acc_mean"
                             and rec.signature.params["mode"] == "text"]
-            mres = mine_language(enc, ld, eng_vec, src_vec, data.distractors.lines, dvecs, cfg)
+            mres = mine_language(enc, ld, tgt_vec, src_vec, data.distractors.lines, dvecs, cfg)
             row["mining_f1"] = 100.0 * mres.cv.pooled.f1
             row["mining_p_cv"] = 100.0 * mres.cv.pooled.precision
             row["mining_r_cv"] = 100.0 * mres.cv.pooled.recall
@@ -268,7 +290,7 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
             for gt_name in MiningTruthTask.metrics:
                 if gt_name in row:
                     records.append(_record(enc, dataset, "gold+distractors", checksum, gt_name, row[gt_name],
-                                           int(row["n_gold"]), ld.lang, settings, len(ld.unpaired)))
+                                           int(row["n_gold"]), ld.lang, settings, len(ld.unpaired), target))
             cells.append(row)
         t_score = time.perf_counter() - t1
         group = enc.group
@@ -288,12 +310,20 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
                        notes, time.perf_counter() - t_start)
 
 
+def _is_target(lang: str, target: str) -> bool:
+    """Whether a task asks for target-side vectors (English: FLORES's eng_Latn or Tatoeba v1's eng)."""
+    return str(lang).split("_")[0] == "eng" if target == ENGLISH else lang == target
+
+
 def _record(enc: StudyEncoder, dataset: str, split: str, checksum: str, metric: str, value: float, n: int, lang: str,
-            settings: StudySettings, unpaired: int = 0) -> ResultRecord:
-    # unpaired sources are signed only when there are some: earlier studies' signatures stay as they were
-    view = {"unpaired_sources": unpaired} if unpaired else {}
+            settings: StudySettings, unpaired: int = 0, target: str = ENGLISH) -> ResultRecord:
+    # unpaired sources and a non-English target are signed only when there are some: earlier
+    # studies' signatures stay as they were
+    view: dict[str, Any] = {"unpaired_sources": unpaired} if unpaired else {}
+    if target != ENGLISH:
+        view["target"] = target
     sig = sign(enc.encoder, dataset, split, checksum, metric, settings, system=enc.label, **view)
-    return ResultRecord(metric, float(value), int(n), lang, ENGLISH, sig)
+    return ResultRecord(metric, float(value), int(n), lang, target, sig)
 
 
 def _rank_all(cells: list[dict], proxies: list[str], lower: dict[str, bool], cfg: StudyConfig,
@@ -322,7 +352,9 @@ def _rank_all(cells: list[dict], proxies: list[str], lower: dict[str, bool], cfg
 
 
 def data_summary(data: StudyData) -> dict[str, Any]:
+    target = {"target": data.target} if data.target != ENGLISH else {}  # English: as before targets existed
     return {
+        **target,
         "languages": [{"lang": ld.lang, "flores": len(ld.flores), "flores_split": ld.flores.split,
                        "ntrex": len(ld.ntrex) if ld.ntrex is not None else 0, "unpaired": len(ld.unpaired),
                        "tatoeba": len(ld.tatoeba) if ld.tatoeba is not None else 0} for ld in data.languages],
