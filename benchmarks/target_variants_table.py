@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from xsimpp import augment as A  # noqa: E402
-from xsimpp.cli.augment import _pool_corpora  # noqa: E402  (the pool the CLI projects, not a copy)
+from xsimpp.augment.target import pool_corpora  # noqa: E402  (the pool `augment --lang` projects, not a copy)
 from xsimpp.datasets.flores import Flores200  # noqa: E402
 
 
@@ -42,7 +42,7 @@ def main() -> int:
     rows = []
     for lang in langs:
         t1 = time.perf_counter()
-        items, pool_info = A.target_pool(entries, _pool_corpora(lang, args.split, args.data_dir))
+        items, pool_info = A.target_pool(entries, pool_corpora(lang, args.split, args.data_dir))
         aug = A.build_target_augmented(flores.sentences(lang), english, lang, pool_items=items, pool_info=pool_info)
         counts = {c: (len(aug.by_category(c)) if c in aug.info["categories"] else None) for c in A.CATEGORIES}
         rows.append({"lang": lang, **counts, "all": len(aug.variants), "pool": len(items),

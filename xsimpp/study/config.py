@@ -173,14 +173,10 @@ family = "e5-small"
 # whose translations are not in the pool, the distractors are NTREX and OLDI seed English (news and
 # Wikipedia like the gold) before Tatoeba's short sentences, and F1 is read at LASER's fixed
 # ratio-margin cut 1.06 as well as cross-validated.
-# Cost ESTIMATE (extrapolated, not a measured run) of a cold run on 2 CPU cores: 46 323 sentence
-# slots per encoder (38 523 distinct English: 600 gold, 3 363 strict + 16 028 paper negatives,
-# 20 000 distractors; 7 800 sources: 3 000 FLORES + 1 800 NTREX + 3 000 unpaired -- counted by
-# loading this preset's data, which with building both styles of negatives took 50 s at load 6.7).
-# At the small preset's measured idle rates (MiniLM 211, e5-small 117, USE-m3 ~1 000 sentences/s):
-# 10 checkpoints x 220 s + teacher 400 s + USE-m3 45 s + scoring ~3 min + data 1 min = ~50 min on
-# an otherwise idle machine; the small preset ran 3.5x slower beside other jobs (load ~6), which
-# would make it ~3 h. Making the checkpoints is extra (see docs/guides/study.md).
+# Cost, measured on 2 CPU cores (docs/performance.md has the figures and their load): the
+# distillation above 33 min, this study STUDY_MINUTES, cold, with 13 encoders x 46 323 sentence slots each
+# (38 523 distinct English: 600 gold, 3 363 strict + 16 028 paper negatives, 20 000 distractors;
+# 7 800 sources: 3 000 FLORES + 1 800 NTREX + 3 000 unpaired).
 CHECKPOINTS = """\
 # xsimpp study --preset checkpoints: 10 distillation checkpoints + teacher + use-m3 x 10 languages.
 [study]
