@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from xsimpp import augment as A  # noqa: E402
-from xsimpp.augment.target import pool_corpora  # noqa: E402  (the pool `augment --lang` projects, not a copy)
+from xsimpp.study.target_negatives import pool_corpora  # noqa: E402  (the pool `augment --lang` projects, not a copy)
 from xsimpp.datasets.flores import Flores200  # noqa: E402
 
 

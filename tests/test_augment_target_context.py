@@ -95,7 +95,8 @@ _ELIDED_CONSONANT = re.compile(r"\b[ldLD][’']\s?[bcdfgjklmnpqrstvwxzBCDFGJKLMN
 
 
 def test_french_devtest_variants_never_elide_before_a_consonant(real_data, nlp):
-    from xsimpp.augment import analyse_english, load_entity_pool, pool_corpora
+    from xsimpp.augment import analyse_english, load_entity_pool
+    from xsimpp.study.target_negatives import pool_corpora
 
     n = 200
     flores = real_data / "flores200" / "devtest"

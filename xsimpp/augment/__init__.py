@@ -22,8 +22,7 @@ from .core import (
     output_paths,
     write_laser_format,
 )
-from .target import (GENERATOR, EnglishAnalysis, analyse_english, augment_flores_target, build_target_augmented,
-                     pool_corpora, target_pool)
+from .target import GENERATOR, EnglishAnalysis, analyse_english, build_target_augmented, target_pool
 
 __all__ = [
     "CATEGORIES",
@@ -37,10 +36,8 @@ __all__ = [
     "EnglishAnalysis",
     "GENERATOR",
     "analyse_english",
-    "augment_flores_target",
     "build_target_augmented",
     "target_pool",
-    "pool_corpora",
     "augment_flores_english",
     "build_augmented",
     "check_style",

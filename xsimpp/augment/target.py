@@ -33,7 +33,6 @@ import re
 import unicodedata
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Collection, Iterable, Mapping, Optional, Sequence
 
 from ..errors import BadInputError
@@ -332,47 +331,3 @@ def build_target_augmented(
     if rules is not None:
         info["causality_subtypes"] = dict(sorted(subtypes.items()))
     return aug
-
-
-
-def pool_corpora(lang: str, split: str, data_dir=None) -> dict:
-    """Aligned (English, target) lines the target's entity pool is projected from: the other FLORES
-    split and NTREX-128 where it has the language -- never the split being augmented."""
-    from ..datasets.flores import flores_file
-    from ..datasets.ntrex import Ntrex128
-    from ..textio import read_lines
-
-    other = "dev" if split == "devtest" else "devtest"
-    corpora = {f"flores200/{other}": (read_lines(flores_file(ENGLISH, other, data_dir=data_dir)),
-                                      read_lines(flores_file(lang, other, data_dir=data_dir)))}
-    ntrex = Ntrex128("test", data_dir)
-    if lang in ntrex.languages():
-        corpora["ntrex128"] = (ntrex.sentences(ENGLISH), ntrex.sentences(lang))
-    return corpora
-
-
-def augment_flores_target(lang: str, split: str, *, data_dir=None, seed: int = 0,
-                          categories: Optional[Iterable[str]] = None,
-                          max_per_category: int = DEFAULT_MAX_PER_CATEGORY, out_dir=None,
-                          progress: bool = False) -> tuple[AugmentedSet, Path]:
-    """The strict negatives of a FLORES-200 split's `lang` side (``xsimpp augment flores200 --lang
-    L``): the split's English analysed once, the entity pool projected from ``pool_corpora``,
-    written in LASER's format to ``out_dir`` (default ``flores_augmented_dir(split, "strict")``,
-    where ``--augmented auto`` finds them). Returns the set and the folder."""
-    from ..datasets.flores import flores_file
-    from ..textio import read_lines
-    from .core import flores_augmented_dir, write_laser_format
-
-    target = read_lines(flores_file(lang, split, data_dir=data_dir))
-    english = read_lines(flores_file(ENGLISH, split, data_dir=data_dir))
-    cats = list(categories) if categories is not None else list(CATEGORIES)
-    analysis = analyse_english(english, [f"flores200/{split}"], progress=progress, categories=cats)
-    items, pool_info = [], None
-    if "entity" in cats:
-        entries, _ = load_entity_pool()
-        items, pool_info = target_pool(entries, pool_corpora(lang, split, data_dir))
-    aug = build_target_augmented(target, analysis, lang, seed=seed, categories=categories,
-                                 max_per_category=max_per_category, pool_items=items, pool_info=pool_info)
-    out = Path(out_dir) if out_dir is not None else flores_augmented_dir(split, "strict")
-    write_laser_format(aug, out, split, lang)
-    return aug, out

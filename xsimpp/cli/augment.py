@@ -126,7 +126,9 @@ def _run_target(args, lang: str, categories) -> int:
     src = flores_file(lang, split, data_dir=args.data_dir)
     args.out = Path(args.out) if args.out else A.flores_augmented_dir(split, args.style)
     check_outputs(args, dirs={"out": "--out"})
-    aug, _ = A.augment_flores_target(lang, split, data_dir=args.data_dir, seed=args.seed, categories=categories,
+    from ..study.target_negatives import augment_flores_target
+
+    aug, _ = augment_flores_target(lang, split, data_dir=args.data_dir, seed=args.seed, categories=categories,
                                      max_per_category=args.max_per_category, out_dir=args.out,
                                      progress=not args.no_progress and sys.stderr.isatty())
     _report(args, aug, src, None, (*A.output_paths(args.out, split, lang), A.meta_path(args.out, split, lang)))

@@ -39,6 +39,7 @@ from ..datasets.languages import resolve_language
 from ..datasets.ntrex import Ntrex128
 from ..errors import BadInputError, MissingResourceError
 from ..paths import data_dirs
+from .target_negatives import augment_flores_target
 from .config import DISTRACTOR_SOURCES, ENGLISH, TARGET_SIDES, StudyConfig, check_target
 
 
@@ -280,7 +281,7 @@ def load_study_data(cfg: StudyConfig, data_dir=None) -> StudyData:
             else:
                 print(f"building the strict-style xsim++ negatives of FLORES devtest {target} (once; "
                       f"= xsimpp augment flores200 --split devtest --lang {target}) ...", file=sys.stderr, flush=True)
-                built, where = augment.augment_flores_target(target, "devtest", data_dir=data_dir,
+                built, where = augment_flores_target(target, "devtest", data_dir=data_dir,
                                                              progress=sys.stderr.isatty())
             notes.append(f"built the {style}-style xsim++ negatives of FLORES devtest"
                          f"{'' if target == ENGLISH else ' ' + target} ({len(built.variants)} lines, "
