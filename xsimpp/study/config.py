@@ -166,9 +166,9 @@ family = "e5-small"
 # pairs), its teacher and one other encoder (across-model pairs), the paper's ten languages.
 # The checkpoints come from (FLORES dev pairs; the study evaluates on devtest):
 #   xsimpp train distill --steps 1000 --save-every 100 --hold-out-dev 300
-# (the paper's ten languages, student MiniLM, teacher e5-small; it writes distill-checkpoints/step-00100
-# ... step-01000 in the current folder; run the study from the same folder. A checkpoint that is not
-# there is skipped with a note.)
+# (the paper's ten languages; student MiniLM, a frozen copy of it the teacher; it writes
+# distill-checkpoints/step-00100 ... step-01000 in the current folder; run the study from the same
+# folder. A checkpoint that is not there is skipped with a note.)
 # The ground truth is mining as a miner meets it: each language also mines 300 FLORES dev sources
 # whose translations are not in the pool, the distractors are NTREX and OLDI seed English (news and
 # Wikipedia like the gold) before Tatoeba's short sentences, and F1 is read at LASER's fixed
