@@ -1,7 +1,9 @@
 """Re-rank a finished study's cells with this version's analysis (e.g. a report folder written
 before within- and across-model CIs existed): reads CELLS.csv and study.json from the folder,
 prints each ground truth's ranking table as `xsimpp study` prints it, and with --compare A,B the
-one-sided PERM-BOTH test of A over B on all, within-model and across-model pairs.
+one-sided PERM-BOTH test of A over B on all, within-model and across-model pairs. --systems keeps
+only the named encoders: each encoder's cells are mined and scored on their own, so this is the
+table a study of just those encoders would print.
 
     python benchmarks/study_rerank.py study-checkpoints/ --compare "xsim++[strict],xsim[ratio]"
 """
@@ -27,11 +29,18 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folder")
     ap.add_argument("--compare", action="append", default=[], help="A,B: is proxy A better than B (repeatable)")
+    ap.add_argument("--systems", help="comma-separated encoder labels to keep (default: all)")
     args = ap.parse_args()
     folder = Path(args.folder)
     meta = json.loads((folder / "study.json").read_text(encoding="utf-8"))
     cfg = SimpleNamespace(**meta["config"])  # the analysis settings: bootstrap, permutations, confidence, seed
     cells = pd.read_csv(folder / "cells.csv").to_dict("records")
+    if args.systems:
+        keep = args.systems.split(",")
+        missing = sorted(set(keep) - {c["system"] for c in cells})
+        if missing:
+            raise SystemExit(f"no cells for {', '.join(missing)} in {folder / 'cells.csv'}")
+        cells = [c for c in cells if c["system"] in keep]
     proxies = list(meta["proxies"])
     lower = {p: p != "tatoeba" for p in proxies}  # error rates: lower is better; Tatoeba accuracy: higher
     notes: list[str] = []
