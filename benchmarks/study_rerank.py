@@ -19,7 +19,7 @@ from types import SimpleNamespace
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from xsimpp.study.output import ranking_text  # noqa: E402
-from xsimpp.study.run import StudyResult, _rank_all  # noqa: E402
+from xsimpp.study.run import _rank_all  # noqa: E402
 from xsimpp.tasks.ranking import RankingTable, evaluate_table  # noqa: E402
 
 
@@ -45,8 +45,7 @@ def main() -> int:
     lower = {p: p != "tatoeba" for p in proxies}  # error rates: lower is better; Tatoeba accuracy: higher
     notes: list[str] = []
     rankings = _rank_all(cells, proxies, lower, cfg, notes)
-    result = StudyResult.__new__(StudyResult)
-    result.rankings, result.data_summary = rankings, meta.get("data", {})
+    result = SimpleNamespace(rankings=rankings, data_summary=meta.get("data", {}))  # what ranking_text reads
     for gt in rankings:
         print(ranking_text(result, gt), end="\n\n")
     frame = pd.DataFrame(cells)

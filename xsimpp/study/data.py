@@ -218,10 +218,8 @@ def load_study_data(cfg: StudyConfig, data_dir=None) -> StudyData:
     codes = []
     for c in cfg.languages:
         code = resolve_language(str(c))
-        if code == target:
-            raise BadInputError("English is the pivot of every pair; leave it out of [study] languages"
-                                if target == ENGLISH else
-                                f"{target} is the study's target; leave it out of [study] languages")
+        if code == target:  # only English gets here: check_target refused another target among the languages
+            raise BadInputError("English is the pivot of every pair; leave it out of [study] languages")
         if code in codes:
             raise BadInputError(f"[study] languages lists {code} twice")
         codes.append(code)

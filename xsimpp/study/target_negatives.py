@@ -8,7 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable, Optional
 
-from ..augment.core import CATEGORIES, DEFAULT_MAX_PER_CATEGORY, AugmentedSet, load_entity_pool
+from ..augment.core import (CATEGORIES, DEFAULT_MAX_PER_CATEGORY, AugmentedSet, flores_augmented_dir, load_entity_pool,
+                            write_laser_format)
 from ..augment.target import ENGLISH, analyse_english, build_target_augmented, target_pool
 
 
@@ -38,7 +39,6 @@ def augment_flores_target(lang: str, split: str, *, data_dir=None, seed: int = 0
     where ``--augmented auto`` finds them). Returns the set and the folder."""
     from ..datasets.flores import flores_file
     from ..textio import read_lines
-    from ..augment.core import flores_augmented_dir, write_laser_format
 
     target = read_lines(flores_file(lang, split, data_dir=data_dir))
     english = read_lines(flores_file(ENGLISH, split, data_dir=data_dir))
