@@ -23,7 +23,8 @@ ALLOWED = {
     "scoring": {"errors", "engine"},
     "datasets": BASE,
     "encoders": BASE,
-    "augment": BASE,
+    # augment writes the xsim++ negatives format the datasets layer reads (its STYLES, stated there)
+    "augment": BASE | {"datasets"},
     "cache": BASE,
     "results": BASE,
     # Self-training mines with the engine and Keung et al.'s scoring rules, through the cache.

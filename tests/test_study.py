@@ -85,7 +85,7 @@ def _data() -> StudyData:
         fl = Bitext("flores200", "devtest", lang, "eng_Latn", [f"{lang} flores {i}" for i in range(5)], ENG_FLORES)
         nt = Bitext("ntrex128", "test", lang, "eng_Latn", [f"{lang} ntrex {i}" for i in range(5)], ENG_NTREX)
         tt = Bitext("tatoeba", "test", lang, "eng", [f"{lang} tatoeba {i}" for i in range(4)], ENG_TATOEBA[lang])
-        langs.append(LanguageData(lang, fl, nt, tt))
+        langs.append(LanguageData(lang, fl, nt, tatoeba=tt))
     return StudyData(langs, {}, Distractors(list(DISTRACTORS), {"hand": 8}, {"hand": 8}))
 
 
@@ -172,7 +172,7 @@ def test_pipeline_on_hand_made_vectors_gives_hand_checked_accuracy():
 
 def _unpaired_data(unpaired: list[str]) -> StudyData:
     gold = Bitext("flores200", "devtest", "deu", "eng_Latn", [f"s{i}" for i in range(4)], [f"g{i}" for i in range(4)])
-    return StudyData([LanguageData("deu", gold, None, None, unpaired)], {},
+    return StudyData([LanguageData("deu", gold, None, unpaired)], {},
                      Distractors([f"d{j}" for j in range(6)], {"hand": 6}, {"hand": 6}))
 
 
@@ -330,7 +330,7 @@ def test_presets_parse_and_cli_errors_exit_2(tmp_path, capsys):
 
 def test_ntrex_loader_and_distractor_pool_on_real_data(real_data):
     from xsimpp.datasets.ntrex import Ntrex128
-    from xsimpp.study.data import build_distractors
+    from xsimpp.datasets.pool import build_distractors
 
     nt = Ntrex128("test", real_data)
     assert "swh_Latn" in nt.languages()  # the file is newstest2019-ref.swa.txt: swa -> swh_Latn
@@ -338,12 +338,13 @@ def test_ntrex_loader_and_distractor_pool_on_real_data(real_data):
     assert len(bt) == 1997 and bt.tgt_lang == "eng_Latn"
     cfg = parse_config(PRESETS["small"].replace("distractors = 50000", "distractors = 3000"))
     gold = {" ".join(t.split()) for t in bt.tgt[:500]}
-    pool = build_distractors(cfg, gold, [real_data])
+    pool = build_distractors(cfg.whole_sources, cfg.fill_sources, cfg.distractors, cfg.seed, gold, [real_data])
     assert len(pool.lines) == len(set(pool.lines)) == 3000 and not gold & set(pool.lines)
     # whole sources first (FLORES dev 997 + NTREX minus gold 1497 + OLDI, capped at 3000), nothing sampled
     assert pool.per_source["flores200-dev"] == 997 and pool.per_source["ntrex128"] == 1497
     assert sum(pool.per_source.values()) == 3000
-    assert build_distractors(cfg, gold, [real_data]).lines == pool.lines  # seeded
+    again = build_distractors(cfg.whole_sources, cfg.fill_sources, cfg.distractors, cfg.seed, gold, [real_data])
+    assert again.lines == pool.lines  # seeded
 
 
 def test_missing_negatives_are_built_not_left_out(real_data, tmp_path, monkeypatch):
@@ -406,7 +407,7 @@ def _target_data(target: str = TARGET, negatives: bool = True) -> StudyData:
     for lang in ("deu", "fra"):
         fl = Bitext("flores200", "devtest", lang, target, [f"{lang} flores {i}" for i in range(5)], TGT_FLORES)
         nt = Bitext("ntrex128", "test", lang, target, [f"{lang} ntrex {i}" for i in range(5)], TGT_NTREX)
-        langs.append(LanguageData(lang, fl, nt, None))
+        langs.append(LanguageData(lang, fl, nt))
     aug = AugmentedTargets(target, "devtest", [NEGATIVE], {NEGATIVE: {"src": TGT_FLORES[1], "errtype": "number"}},
                            style="strict", meta={"info": {"categories": ["entity", "number"], "generator": "xlang-2"}})
     return StudyData(langs, {"strict": aug} if negatives else {},
@@ -550,7 +551,7 @@ def test_kea_into_french_on_real_data(real_data, nlp, tmp_path, isolated_home):
     # a pool asked larger than its French sources is what they have, with a note (never English)
     big = load_study_data(dataclasses.replace(cfg, distractors=5000), root)
     assert len(big.distractors.lines) == len(set(norm) - gold - {""}) < 5000
-    assert any("fewer than [mining] distractors = 5000" in n for n in big.notes)
+    assert any("fewer than the 5000 distractors asked for" in n for n in big.notes)
     # and the study runs on it: two character n-gram encoders, kea -> fra in every record
     encs = build_encoders([EncoderSpec("cg", "chargram"), EncoderSpec("cg-2", "chargram", {"ngram_max": 2})],
                           cache=False)

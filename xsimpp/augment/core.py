@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from ..version import __version__
+from ..datasets.base import STYLES
 from ..errors import BadInputError, MissingResourceError
 from ..textio import atomic_write_many, file_sha256, json_text, read_lines
 from . import resources
@@ -23,8 +24,7 @@ from .pool import PoolEntry, collect, default_pool_path, is_pool_file, read_pool
 CATEGORIES = ("causality", "entity", "number")
 # Two generator styles (issue 14): "paper" follows the xSIM++ paper's text (NLTK chunker, a pool from
 # monolingual data, 100 per category); "strict" makes only typed, fluent, true negatives.
-STYLES = ("strict", "paper")
-DEFAULT_STYLE = "strict"
+DEFAULT_STYLE = STYLES[0]
 DEFAULT_MAX_PER_CATEGORY = 100
 # New values drawn per number slot (day, month, year, digits...). The paper does not state its
 # count; 6 keeps FLORES dev near the paper's number total (3476) with one changed slot per variant.

@@ -11,6 +11,7 @@ from .demo import Demo
 from .flores import Flores200, flores_file
 from .flores_plus import FloresPlus
 from .languages import FLORES200_CODES, resolve_language, resolve_languages
+from .ntrex import Ntrex128
 from .tatoeba import ParallelFiles, TatoebaV1
 from .tatoeba_challenge import TatoebaChallenge
 
@@ -20,6 +21,7 @@ DATASETS: dict[str, type[Dataset]] = {cls.name: cls for cls in (
     FloresPlus,
     TatoebaV1,
     TatoebaChallenge,
+    Ntrex128,
     Demo,
 )}
 

@@ -147,6 +147,10 @@ class AugmentedTargets:
 
 
 # The style sidecar's name for LASER's published xsim++ negatives: the xSIM++ paper's own files.
+# The styles of xsim++ negatives `xsimpp augment` builds (the default first): "strict" (typed, fluent,
+# true negatives) and "paper" (the xSIM++ paper's text). Stated here, with the format that records
+# them, so the writer (augment), the readers (tasks) and the study name the same ones.
+STYLES = ("strict", "paper")
 LASER_PUBLISHED = "laser-published"
 
 

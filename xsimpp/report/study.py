@@ -13,6 +13,8 @@ from typing import Sequence
 import numpy as np
 
 from ..version import __version__
+from ..tasks import METRICS
+from ..tasks.mining import MiningTask
 from .html import _CSS, _JS
 
 MARKERS = "osD^vP*Xh<>p"
@@ -193,7 +195,7 @@ def study_html(result, plots: dict[str, bytes], truths: dict[str, str]) -> str:
             parts.append(_img(png, key))
     main_cols = ["system", "lang"] + [p for p in result.proxies if ":" not in p] + (
         ["tatoeba"] if any("tatoeba" in c for c in result.cells) else []) + [
-        "mining_f1", "mining_f1_ntrex", "mining_f1_flores", "mining_p_fixed", "mining_r_fixed", "mining_f1_fixed",
+        *(m for m, info in METRICS.items() if info.producer == MiningTask.name),
         "mining_threshold_cv", "n_gold", "n_candidates"] + (["n_unpaired"] if any("n_unpaired" in c for c in result.cells)
                                                            else [])
     parts.append("<h2>Every cell (encoder × language)</h2>")

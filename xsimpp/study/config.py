@@ -18,35 +18,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..datasets.base import STYLES
+from ..datasets.pool import ENGLISH, check_sources
 from ..engine import DEFAULT_MARGIN, MARGINS
 from ..errors import BadInputError
+from ..tasks.mining import MiningSettings, MiningSource
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
-
-# Where the English distractor lines come from (``data root``-relative globs). NTREX and FLORES dev
-# are news/wiki text like the gold, OLDI seed is Wikipedia; Tatoeba is short everyday sentences.
-DISTRACTOR_SOURCES = {
-    "flores200-dev": ["flores200/dev/eng_Latn.dev"],
-    "ntrex128": ["ntrex128/newstest2019-src.eng.txt"],
-    "oldi-seed": ["oldi-seed/eng_Latn"],
-    "tatoeba": ["tatoeba/v1/tatoeba.*-eng.eng"],
-    "tatoeba-challenge": ["tatoeba-challenge/testsets/*-eng/*.eng", "tatoeba-challenge/testsets/eng-*/*.eng"],
-}
-# The same sources' side in a non-English ``[study] target``: "{code}" is the source's own spelling
-# of a language (``resolve_language`` maps it to FLORES-200: NTREX "swa", Tatoeba "fra"). A source
-# without the target's side (OLDI seed has eng/fur/ita only) adds no line, with a note.
-TARGET_SIDES = {
-    "flores200-dev": ["flores200/dev/{code}.dev"],
-    "ntrex128": ["ntrex128/newstest2019-ref.{code}.txt"],
-    "oldi-seed": ["oldi-seed/{code}"],
-    "tatoeba": ["tatoeba/v1/tatoeba.{code}-eng.{code}"],
-    "tatoeba-challenge": ["tatoeba-challenge/testsets/{code}-eng/*.{code}",
-                          "tatoeba-challenge/testsets/eng-{code}/*.{code}"],
-}
-ENGLISH = "eng_Latn"
 
 SMALL = """\
 # xsimpp study --preset small: 8 encoders x 10 languages, 50 000 distractors.
@@ -235,8 +216,6 @@ optional = true
 
 PRESETS = {"small": SMALL, "large": LARGE, "checkpoints": CHECKPOINTS}
 
-STYLES = ("strict", "paper")
-
 
 @dataclass(frozen=True)
 class EncoderSpec:
@@ -253,23 +232,24 @@ class StudyConfig:
     languages: list[str]
     encoders: list[EncoderSpec]
     target: str = ENGLISH  # the FLORES-200 language every pair translates into (and the distractors' language)
-    flores_lines: int = 500
-    ntrex_lines: int = 500
+    flores_lines: int = MiningSource.flores_lines
+    ntrex_lines: int = MiningSource.ntrex_lines
     tatoeba_lines: int = 500
-    seed: int = 0
+    seed: int = MiningSettings.seed
     xsim_margins: list[str] = field(default_factory=lambda: [DEFAULT_MARGIN, "absolute"])
     xsimpp_styles: list[str] = field(default_factory=lambda: ["strict", "paper"])
     xsimpp_margin: str = DEFAULT_MARGIN
     error_type_subsets: bool = True
     tatoeba: bool = True
-    distractors: int = 50000
-    whole_sources: list[str] = field(default_factory=lambda: ["flores200-dev", "ntrex128", "oldi-seed"])
-    fill_sources: list[str] = field(default_factory=lambda: ["tatoeba", "tatoeba-challenge"])
-    margin: str = DEFAULT_MARGIN
-    k: int = 4
-    folds: int = 5
-    fixed_threshold: float = 1.06
-    unpaired_sources: int = 0
+    # [mining]: the mining-f1 task's own knobs, defaults included (xsimpp.tasks.mining)
+    distractors: int = MiningSettings.distractors
+    whole_sources: list[str] = field(default_factory=lambda: list(MiningSource.whole_sources))
+    fill_sources: list[str] = field(default_factory=lambda: list(MiningSource.fill_sources))
+    margin: str = MiningSettings.margin
+    k: int = MiningSettings.k
+    folds: int = MiningSettings.folds
+    fixed_threshold: float = MiningSettings.fixed_threshold
+    unpaired_sources: int = MiningSource.unpaired_sources
     bootstrap: int = 1000
     permutations: int = 1000
     confidence: float = 0.95
@@ -442,9 +422,7 @@ def check_config(cfg: StudyConfig) -> None:
         if s not in STYLES:
             raise BadInputError(f"[proxies] xsimpp_styles: '{s}' is not one of {', '.join(STYLES)}")
     check_target(cfg)
-    for s in cfg.whole_sources + cfg.fill_sources:
-        if s not in DISTRACTOR_SOURCES:
-            raise BadInputError(f"[mining] distractor source '{s}' is unknown (known: {', '.join(DISTRACTOR_SOURCES)})")
+    check_sources(list(cfg.whole_sources) + list(cfg.fill_sources), "[mining]")
     if cfg.unpaired_sources < 0:
         raise BadInputError("[mining] unpaired_sources must be 0 (none) or a positive number of FLORES dev lines")
     if cfg.unpaired_sources and "flores200-dev" in cfg.whole_sources + cfg.fill_sources:

@@ -25,51 +25,26 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import re
 import sys
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
-
-import numpy as np
 
 from ..datasets import Flores200, TatoebaV1
 from ..datasets.base import AugmentedTargets, Bitext, text_checksum
 from ..datasets.languages import resolve_language
-from ..datasets.ntrex import Ntrex128
+from ..datasets.pool import ENGLISH, Distractors, build_distractors
 from ..errors import BadInputError, MissingResourceError
 from ..paths import data_dirs
+from ..tasks.mining import MiningData, MiningLanguage, gold_languages, head
 from .target_negatives import augment_flores_target
-from .config import DISTRACTOR_SOURCES, ENGLISH, TARGET_SIDES, StudyConfig, check_target
-
-
-def _norm(line: str) -> str:
-    return " ".join(line.split())
+from .config import StudyConfig, check_target
 
 
 @dataclass
-class LanguageData:
-    lang: str  # FLORES-200 code
-    flores: Bitext  # devtest[:flores_lines] -> the target (eng_Latn unless [study] target says otherwise)
-    ntrex: Bitext | None
-    tatoeba: Bitext | None
-    unpaired: list[str] = field(default_factory=list)  # FLORES dev sources without a translation in the pool
+class LanguageData(MiningLanguage):
+    """A language's mining gold and unpaired sources (``MiningLanguage``), and its Tatoeba v1 pairs."""
 
-    @property
-    def gold_sources(self) -> list[tuple[str, Bitext]]:
-        return [("flores", self.flores)] + ([("ntrex", self.ntrex)] if self.ntrex is not None else [])
-
-
-@dataclass
-class Distractors:
-    lines: list[str]
-    per_source: dict[str, int]  # lines taken from each source
-    available: dict[str, int]  # distinct lines each source offered (after removing gold)
-    notes: list[str] = field(default_factory=list)  # a non-English target's missing sides and shortfall
-
-    @property
-    def checksum(self) -> str:
-        return text_checksum(self.lines)
+    tatoeba: Bitext | None = None
 
 
 @dataclass
@@ -79,6 +54,12 @@ class StudyData:
     distractors: Distractors
     notes: list[str] = field(default_factory=list)
     target: str = ENGLISH  # the language every gold pair translates into; the distractors' language
+
+    def mining_data(self, name: str, lang: LanguageData) -> MiningData:
+        """The mining-f1 task's data for one language, signed as every study record is: the study's
+        name, split ``gold+distractors`` and the checksum of all the study scores."""
+        return MiningData([lang], self.distractors, self.target, dataset=f"study:{name}",
+                          split="gold+distractors", checksum=self.checksum)
 
     def target_sides(self) -> list[str]:
         """Every target-language line the study encodes (gold sides, negatives, Tatoeba, distractors)."""
@@ -111,103 +92,6 @@ class StudyData:
         return h.hexdigest()[:12]
 
 
-def _head(bt: Bitext, n: int) -> Bitext:
-    if not n or len(bt) <= n:
-        return bt
-    return dataclasses.replace(bt, split=f"{bt.split}[:{n}]", src=bt.src[:n], tgt=bt.tgt[:n])
-
-
-def _source_files(name: str, root: Path, target: str) -> list[Path]:
-    """The files of one distractor source under ``root`` holding ``target`` lines."""
-    if target == ENGLISH:
-        return sorted(f for pat in DISTRACTOR_SOURCES[name] for f in root.glob(pat) if f.is_file())
-    from ..datasets.languages import resolve_language
-
-    files = set()
-    for pat in TARGET_SIDES[name]:
-        # "{code}" once as a named group, then as a back-reference: "fra-eng/*.fra", never "fra-eng/*.eng"
-        parts = pat.split("{code}")
-        regex = (re.escape(parts[0]) + "(?P<code>[^/]+)" + re.escape(parts[1])
-                 + "".join("(?P=code)" + re.escape(x) for x in parts[2:]))
-        regex = re.compile(regex.replace(re.escape("*"), "[^/]*"))
-        for f in root.glob(pat.replace("{code}", "*")):
-            m = regex.fullmatch(f.relative_to(root).as_posix())
-            if not m or not f.is_file():
-                continue
-            try:
-                if resolve_language(m.group("code")) == target:
-                    files.add(f)
-            except BadInputError:  # a code with no (or no single) FLORES language, e.g. Tatoeba's cmn
-                continue
-    return sorted(files)
-
-
-def read_source(name: str, roots: list[Path], target: str = ENGLISH) -> list[str] | None:
-    """Distinct whitespace-normalised ``target`` lines of one distractor source, from the first data
-    root that has them; None when the source is there but has no ``target`` side (never English)."""
-    for root in roots:
-        files = _source_files(name, root, target)
-        if files:
-            seen: dict[str, None] = {}
-            for f in files:
-                for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
-                    line = _norm(line)
-                    if line:
-                        seen.setdefault(line, None)
-            return list(seen)
-    if target != ENGLISH and any(_source_files(name, root, ENGLISH) for root in roots):
-        return None
-    raise MissingResourceError(f"distractor source '{name}' ({', '.join(DISTRACTOR_SOURCES[name])}) is not under any "
-                               f"data root ({', '.join(map(str, roots)) or 'none'}); set XSIMPP_DATA_DIR or drop it")
-
-
-def build_distractors(cfg: StudyConfig, exclude: set[str], roots: list[Path], target: str = ENGLISH) -> Distractors:
-    """The pool: every line of ``whole_sources``, then a seeded sample of ``fill_sources`` up to
-    ``cfg.distractors`` lines; no line in ``exclude`` (normalised), no line twice. All lines are in
-    ``target``: a source without its side adds none, and a non-English pool that falls short of
-    ``cfg.distractors`` takes every line there is, with a note (English: an error, as before)."""
-    taken: dict[str, None] = {}
-    per_source: dict[str, int] = {}
-    available: dict[str, int] = {}
-    notes: list[str] = []
-
-    def lines_of(name: str) -> list[str]:
-        lines = read_source(name, roots, target)
-        if lines is None:
-            notes.append(f"distractor source '{name}' has no {target} side: it adds no line to the {target} pool")
-            return []
-        return [ln for ln in lines if ln not in exclude and ln not in taken]
-
-    for name in cfg.whole_sources:
-        lines = lines_of(name)
-        available[name] = len(lines)
-        lines = lines[: max(0, cfg.distractors - len(taken))]
-        taken.update(dict.fromkeys(lines))
-        per_source[name] = len(lines)
-    pool: list[tuple[str, str]] = []
-    for name in cfg.fill_sources:
-        lines = lines_of(name)
-        available[name] = len(lines)
-        pool += [(name, ln) for ln in lines]
-    # dedupe across fill sources, keeping the first source's claim
-    seen: set[str] = set()
-    pool = [(s, ln) for s, ln in pool if not (ln in seen or seen.add(ln))]
-    need = cfg.distractors - len(taken)
-    if need > len(pool):
-        offer = f"the distractor sources offer {len(taken) + len(pool)} distinct lines without the gold"
-        if target == ENGLISH:
-            raise BadInputError(f"{offer}, fewer than [mining] distractors = {cfg.distractors}; add sources or lower it")
-        notes.append(f"{offer} in {target}, fewer than [mining] distractors = {cfg.distractors}: the pool holds "
-                     f"all {len(taken) + len(pool)} (no English line stands in for a missing {target} one)")
-        need = len(pool)
-    pick = np.sort(np.random.default_rng(cfg.seed).choice(len(pool), size=max(need, 0), replace=False))
-    for i in pick:
-        s, ln = pool[int(i)]
-        taken[ln] = None
-        per_source[s] = per_source.get(s, 0) + 1
-    return Distractors(list(taken), per_source, available, notes)
-
-
 def load_study_data(cfg: StudyConfig, data_dir=None) -> StudyData:
     """Every text the study needs, read and checked (unknown languages, missing files, too few
     distractors fail here, before any model is loaded)."""
@@ -224,42 +108,29 @@ def load_study_data(cfg: StudyConfig, data_dir=None) -> StudyData:
             raise BadInputError(f"[study] languages lists {code} twice")
         codes.append(code)
     flores = Flores200("devtest", data_dir)
-    dev = Flores200("dev", data_dir) if cfg.unpaired_sources else None
-    ntrex = Ntrex128("test", data_dir)
-    ntrex_langs = set(ntrex.languages()) if ntrex.is_available() else set()
+    gold, notes, exclude = gold_languages(codes, target, cfg.flores_lines, cfg.ntrex_lines, cfg.unpaired_sources,
+                                          data_dir)
     tatoeba = TatoebaV1("test", data_dir)
     tatoeba_langs = {}
-    notes = []
     if cfg.tatoeba and target != ENGLISH:
-        notes.append(f"the Tatoeba proxy is off: Tatoeba v1 pairs every language with English, so it has no "
-                     f"X-{target} pairs")
+        notes.insert(0, f"the Tatoeba proxy is off: Tatoeba v1 pairs every language with English, so it has no "
+                        f"X-{target} pairs")
     elif cfg.tatoeba and tatoeba.is_available():
         for t in tatoeba.languages():
             try:
                 tatoeba_langs.setdefault(resolve_language(t), t)
             except Exception:  # a Tatoeba code with no FLORES language
                 continue
-    if not ntrex_langs:
-        notes.append("NTREX-128 is not under any data root: the ground truth is FLORES gold only")
-    elif target not in ntrex_langs:
-        notes.append(f"NTREX-128 has no {target} side: the ground truth is FLORES gold only")
     languages = []
-    for code in codes:
-        fl = _head(flores.bitext(code, target), cfg.flores_lines)
-        nt = (_head(ntrex.bitext(code, target), cfg.ntrex_lines) if code in ntrex_langs and target in ntrex_langs
-              else None)
-        tt = None
-        if code in tatoeba_langs:
-            tt = _head(tatoeba.bitext(tatoeba_langs[code], "eng"), cfg.tatoeba_lines)
-        unpaired = dev.sentences(code)[: cfg.unpaired_sources] if dev is not None else []
-        languages.append(LanguageData(code, fl, nt, tt, unpaired))
+    for g in gold:
+        tt = head(tatoeba.bitext(tatoeba_langs[g.lang], "eng"), cfg.tatoeba_lines) if g.lang in tatoeba_langs else None
+        languages.append(LanguageData(g.lang, g.flores, g.ntrex, g.unpaired, tatoeba=tt))
     no_tat = [ld.lang for ld in languages if ld.tatoeba is None]
-    if cfg.tatoeba and no_tat and target == ENGLISH:
-        notes.append(f"no Tatoeba v1 pairs for {', '.join(no_tat)} (Tatoeba's 'cmn' is left out: it could be "
-                     "zho_Hans or zho_Hant); the Tatoeba proxy is ranked on the other languages only")
-    missing_nt = [ld.lang for ld in languages if ld.ntrex is None]
-    if missing_nt and target in ntrex_langs:
-        notes.append(f"no NTREX-128 file for {', '.join(missing_nt)}: FLORES gold only there")
+    if cfg.tatoeba and no_tat and target == ENGLISH:  # before the gold's per-language NTREX note, as always
+        per_language = [n for n in notes if n.startswith("no NTREX-128 file for")]
+        notes = [n for n in notes if n not in per_language] + [
+            f"no Tatoeba v1 pairs for {', '.join(no_tat)} (Tatoeba's 'cmn' is left out: it could be "
+            "zho_Hans or zho_Hant); the Tatoeba proxy is ranked on the other languages only"] + per_language
     gold_lines = "the FLORES devtest English" if target == ENGLISH else f"the FLORES devtest {target} lines"
     augmented = {}
     for style in cfg.xsimpp_styles:
@@ -292,13 +163,6 @@ def load_study_data(cfg: StudyConfig, data_dir=None) -> StudyData:
                                   errtypes={ln.strip(): aug.errtypes[ln.strip()] for ln in lines})
         aug.check_sources(languages[0].flores.tgt, gold_lines)
         augmented[style] = aug
-    # Nothing of any gold set may be a distractor: every target line of FLORES devtest (the xsim
-    # targets, used or not) and of the gold sides used here.
-    exclude = {_norm(t) for t in flores.sentences(target)}
-    if dev is not None:  # the unpaired sources' translations
-        exclude.update(_norm(t) for t in dev.sentences(target))
-    for ld in languages:
-        for _, bt in ld.gold_sources:
-            exclude.update(_norm(t) for t in bt.tgt)
-    distractors = build_distractors(cfg, exclude, data_dirs(data_dir), target)
+    distractors = build_distractors(list(cfg.whole_sources), list(cfg.fill_sources), cfg.distractors, cfg.seed,
+                                    exclude, data_dirs(data_dir), target)
     return StudyData(languages, augmented, distractors, notes + distractors.notes, target)

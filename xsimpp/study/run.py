@@ -32,6 +32,7 @@ Tatoeba proxy. Records name T as their target language and the mining records si
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import time
@@ -41,36 +42,20 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..engine import DEFAULT_MARGIN
 from ..errors import BadInputError
 from ..results import ResultRecord
-from ..scoring import bucc as B
 from ..tasks import TASKS
-from ..tasks.base import Settings, sign
-from ..tasks.mining import GROUND_TRUTHS, MiningTruthTask
+from ..tasks.mining import GROUND_TRUTHS, MiningSettings
 from ..tasks.ranking import ERROR_TYPES, RankingTable, all_error_type_subsets, evaluate_table
 from ..tasks.runner import RunOptions, run_prepared
 from ..tasks.tatoeba import TatoebaSettings
 from ..tasks.xsim import XsimData, XsimSettings
 from .config import StudyConfig, target_language
-from .data import ENGLISH, LanguageData, StudyData
+from .data import ENGLISH, StudyData
 from .encoders import StudyEncoder, as_encoder
 
 log = logging.getLogger(__name__)
 
-
-
-@dataclass(frozen=True)
-class StudySettings(Settings):
-    """What changes a study's numbers besides encoder and data (signed into every record)."""
-
-    margin: str = DEFAULT_MARGIN
-    k: int = 4
-    folds: int = 5
-    seed: int = 0
-    fixed_threshold: float = 1.06
-    distractors: int = 50000
-    mode: str = "text"
 
 
 def proxy_names(cfg: StudyConfig, styles: list[str], types: dict[str, tuple[str, ...]] | None = None) -> list[str]:
@@ -98,64 +83,6 @@ def restricted_rate(error_types: dict[str, int], types: tuple[str, ...], n: int)
     """xsim++ counting only errors of ``types`` (the errtype names, ``misaligned`` any other), in %."""
     counts = {str(k).lower(): v for k, v in error_types.items()}
     return 100.0 * sum(counts.get(t, 0) for t in types) / n
-
-
-@dataclass
-class MiningResult:
-    cv: B.CrossValidation
-    cv_ntrex: B.CrossValidation | None
-    cv_flores: B.CrossValidation
-    fixed: B.PRF
-    n_candidates: int
-    n_sources: int
-    n_targets: int
-
-
-def mine_language(enc: StudyEncoder, ld: LanguageData, tgt_vec: Callable, src_vec: Callable, distractors: list[str],
-                  distractor_vecs: np.ndarray, cfg: StudyConfig) -> MiningResult:
-    """Mine one language's gold sources against its gold target lines + the distractor pool."""
-    src_index: dict[str, int] = {}
-    tgt_index: dict[str, int] = {}
-    gold_src, gold_tgt, origin = [], [], []
-    for tag, bt in ld.gold_sources:
-        for s, t in zip(bt.src, bt.tgt):
-            i = src_index.setdefault(s, len(src_index))
-            j = tgt_index.setdefault(t, len(tgt_index))
-            gold_src.append(i)
-            gold_tgt.append(j)
-            origin.append(tag)
-    for s in ld.unpaired:  # sources whose translation is not among the targets
-        src_index.setdefault(s, len(src_index))
-    gold_pairs = dict.fromkeys(zip(gold_src, gold_tgt))  # distinct pairs, in order
-    gs = np.array([p[0] for p in gold_pairs], dtype=np.int64)
-    gt = np.array([p[1] for p in gold_pairs], dtype=np.int64)
-    tags = {}
-    for (i, j), tag in zip(zip(gold_src, gold_tgt), origin):
-        tags.setdefault((i, j), tag)
-    tag_arr = np.array([tags[(int(i), int(j))] for i, j in zip(gs, gt)])
-    sources = list(src_index)
-    gold_tgt_lines = list(tgt_index)
-    x = src_vec(sources, ld.lang)
-    y = np.concatenate([tgt_vec(gold_tgt_lines), distractor_vecs])
-    sim = enc.similarity(x, y)
-    cands = B.mine_candidates(None if sim is not None else x, None if sim is not None else y, similarity=sim,
-                              margin=cfg.margin, k=cfg.k)
-    is_gold = B.gold_mask(cands, gs, gt)
-    n_src = len(sources)
-    cv = B.cross_validate(cands, is_gold, gs, n_src, folds=cfg.folds, seed=cfg.seed)
-
-    def restricted(tag: str) -> B.CrossValidation | None:
-        keep_src = np.zeros(n_src, dtype=bool)
-        keep_src[gs[tag_arr == tag]] = True
-        if not keep_src.any():
-            return None
-        # sources of the other gold set leave the candidates; the pool and kNN stay as mined
-        mask = keep_src[cands.src]
-        g_ok = tag_arr == tag
-        return B.cross_validate(cands.take(mask), is_gold[mask], gs[g_ok], n_src, folds=cfg.folds, seed=cfg.seed)
-
-    fixed = B.evaluate_threshold(cands.score, is_gold, len(gs), cfg.fixed_threshold)
-    return MiningResult(cv, restricted("ntrex"), restricted("flores"), fixed, len(cands), n_src, len(y))
 
 
 @dataclass
@@ -206,17 +133,15 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
     if target_language(cfg.target) != data.target:
         raise BadInputError(f"the configuration's target is {cfg.target} but the data's is {data.target}")
     t_start = time.perf_counter()
-    settings = StudySettings(margin=cfg.margin, k=cfg.k, folds=cfg.folds, seed=cfg.seed,
-                             fixed_threshold=float(cfg.fixed_threshold), distractors=len(data.distractors.lines))
+    mining = MiningSettings(margin=cfg.margin, k=cfg.k, folds=cfg.folds, seed=cfg.seed,
+                            fixed_threshold=float(cfg.fixed_threshold), distractors=len(data.distractors.lines))
     styles = list(data.augmented)
     target = data.target
     types = {style: error_types_of(aug, target) for style, aug in data.augmented.items()}
     proxies = proxy_names(cfg, styles, types)
     has_tatoeba = any(ld.tatoeba is not None for ld in data.languages)
-    checksum = data.checksum
-    dataset = f"study:{cfg.name}"
     cells, records, costs = [], [], []
-    xsim_task, tatoeba_task = TASKS["xsim"], TASKS["tatoeba"]
+    xsim_task, tatoeba_task, mining_task = TASKS["xsim"], TASKS["tatoeba"], TASKS["mining-f1"]
     run = RunOptions(cache=False, engine=engine)  # the vectors come from the study's own caches
     tgt_lines = list(dict.fromkeys(data.target_sides()))
     for enc in encoders:
@@ -242,7 +167,6 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
         def src_vec(lines, lang, _m=src_memo):
             return np.stack([_m[(lang, s)] for s in lines])
 
-        dvecs = tgt_vec(data.distractors.lines)
         t1 = time.perf_counter()
         for ld in data.languages:
             # The proxies are the registered tasks run through the runner on the vectors above
@@ -272,25 +196,13 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
                 row["tatoeba"] = res.report.langs[0].result.mean("text")  # already in %
                 records += [rec for rec in res.records if rec.metric == "tatoeba_acc_mean"
                             and rec.signature.params["mode"] == "text"]
-            mres = mine_language(enc, ld, tgt_vec, src_vec, data.distractors.lines, dvecs, cfg)
-            row["mining_f1"] = 100.0 * mres.cv.pooled.f1
-            row["mining_p_cv"] = 100.0 * mres.cv.pooled.precision
-            row["mining_r_cv"] = 100.0 * mres.cv.pooled.recall
-            row["mining_threshold_cv"] = mres.cv.threshold_mean
-            row["mining_f1_flores"] = 100.0 * mres.cv_flores.pooled.f1
-            if mres.cv_ntrex is not None:
-                row["mining_f1_ntrex"] = 100.0 * mres.cv_ntrex.pooled.f1
-            row["mining_p_fixed"] = 100.0 * mres.fixed.precision
-            row["mining_r_fixed"] = 100.0 * mres.fixed.recall
-            row["mining_f1_fixed"] = 100.0 * mres.fixed.f1
-            row["n_gold"] = mres.cv.pooled.n_gold
-            if ld.unpaired:
-                row["n_unpaired"] = len(ld.unpaired)
-            row["n_sources"], row["n_targets"], row["n_candidates"] = mres.n_sources, mres.n_targets, mres.n_candidates
-            for gt_name in MiningTruthTask.metrics:
-                if gt_name in row:
-                    records.append(_record(enc, dataset, "gold+distractors", checksum, gt_name, row[gt_name],
-                                           int(row["n_gold"]), ld.lang, settings, len(ld.unpaired), target))
+            # The ground truth: the mining-f1 task on the same vectors, each record signed with the
+            # study's data and the encoder's label (``system``).
+            res = run_prepared(mining_task, as_encoder(enc, lambda lines, lang, _t=tgt_vec, _s=src_vec:
+                                                       _t(lines) if lang == target else _s(lines, lang)),
+                               data.mining_data(cfg.name, ld), mining, dataclasses.replace(run, label=enc.label))
+            row.update(res.report.langs[0].cells())
+            records += res.records
             cells.append(row)
         t_score = time.perf_counter() - t1
         group = enc.group
@@ -313,17 +225,6 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
 def _is_target(lang: str, target: str) -> bool:
     """Whether a task asks for target-side vectors (English: FLORES's eng_Latn or Tatoeba v1's eng)."""
     return str(lang).split("_")[0] == "eng" if target == ENGLISH else lang == target
-
-
-def _record(enc: StudyEncoder, dataset: str, split: str, checksum: str, metric: str, value: float, n: int, lang: str,
-            settings: StudySettings, unpaired: int = 0, target: str = ENGLISH) -> ResultRecord:
-    # unpaired sources and a non-English target are signed only when there are some: earlier
-    # studies' signatures stay as they were
-    view: dict[str, Any] = {"unpaired_sources": unpaired} if unpaired else {}
-    if target != ENGLISH:
-        view["target"] = target
-    sig = sign(enc.encoder, dataset, split, checksum, metric, settings, system=enc.label, **view)
-    return ResultRecord(metric, float(value), int(n), lang, target, sig)
 
 
 def _rank_all(cells: list[dict], proxies: list[str], lower: dict[str, bool], cfg: StudyConfig,

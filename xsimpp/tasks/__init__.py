@@ -3,22 +3,24 @@
 Each task is one module with one ``Task`` subclass: its knobs (``Source``, ``Settings``), how it
 loads and checks its data, evaluates and prints (``xsimpp.tasks.base``). Registering it is its
 line below; ``xsimpp.tasks.runner`` runs every task, the API (``xsimpp.run``) and the CLI (a
-derived subcommand for ``cli = True``) are thin over it. The layers under tasks (datasets,
-encoders, cache, engine, scoring, results) never import a task.
+derived subcommand for ``cli = True``) are thin over it. Metrics computed by a command rather
+than a task (`xsimpp rank`'s) are registered by ``register_metrics``. The layers under tasks
+(datasets, encoders, cache, engine, scoring, results) never import a task.
 """
 
 from __future__ import annotations
 
 from . import bucc, filter, mining, mteb_bitext, ranking, tatoeba, xsim
 from .base import Embedder, MetricInfo, Settings, Task, TaskReport, sign
-from .registry import METRICS, TASKS, register
+from .registry import METRICS, TASKS, Metric, register, register_metrics
 
 register(xsim.XsimTask())
 register(tatoeba.TatoebaTask())
 register(bucc.BuccTask())
 register(filter.FilterTask())
-register(ranking.RankingTask())
-register(mining.MiningTruthTask())
+register(mining.MiningTask())
 register(mteb_bitext.MtebBitextTask())
+register_metrics("rank", ranking.RANKING_METRICS)
 
-__all__ = ["Embedder", "METRICS", "MetricInfo", "Settings", "TASKS", "Task", "TaskReport", "register", "sign"]
+__all__ = ["Embedder", "METRICS", "Metric", "MetricInfo", "Settings", "TASKS", "Task", "TaskReport", "register",
+           "register_metrics", "sign"]

@@ -30,12 +30,22 @@ from ..results import ResultRecord, Signature
 
 def knob(default: Any, help: str, *, flag: str | None = None, type: Callable | None = None,
          choices: Sequence | None = None, metavar: str | None = None, action: str | None = None,
-         cli: bool = True) -> Any:
+         cli: bool = True, unsigned: str | None = None, signed_in: str | None = None) -> Any:
     """One knob of a task: its default and help, stated once. The CLI derives ``--name`` (or
     ``flag``) from it; ``cli=False`` keeps a knob API-only (an object, e.g. a rerank encoder
-    given as a Python object, has no command-line spelling beside the one the CLI gives it)."""
+    given as a Python object, has no command-line spelling beside the one the CLI gives it).
+
+    Every knob signs every record (``Settings.params``) unless it says otherwise, once, here:
+    ``unsigned`` is the reason it does not (what signs its effect instead, or why it has none);
+    ``signed_in`` names the signature key that shows it together with other knobs (BUCC's
+    ``filters``), which the settings' ``signed_values`` must then produce."""
+    if unsigned is not None and signed_in is not None:
+        raise ValueError("a knob is either unsigned or signed in another key, not both")
+    if unsigned is not None and not unsigned.strip():
+        raise ValueError("an unsigned knob states why it is unsigned")
     return field(default=default, metadata={"help": help, "flag": flag, "type": type, "choices": choices,
-                                            "metavar": metavar, "action": action, "cli": cli})
+                                            "metavar": metavar, "action": action, "cli": cli,
+                                            "unsigned": unsigned, "signed_in": signed_in})
 
 
 def exclude_knob() -> Any:
@@ -66,9 +76,13 @@ def preset_values(cls: type, protocol: str | None, given: dict[str, Any]) -> dic
 @dataclass(frozen=True)
 class Settings:
     """Every knob of a task that changes its numbers. Subclasses add fields (``knob``, with
-    defaults), check them in ``__post_init__`` and may override ``params`` to show a knob as it is
-    used (e.g. k = 1 for the absolute margin). ``PRESETS``: protocol -> the knob values it sets;
-    ``FIXED``: protocol -> the knobs a user may not change under it."""
+    defaults) and check them in ``__post_init__``. ``PRESETS``: protocol -> the knob values it
+    sets; ``FIXED``: protocol -> the knobs a user may not change under it.
+
+    The signature (``params``) holds every field by default: a knob leaves it only by declaring
+    ``unsigned=REASON`` (or ``signed_in=KEY``) in its ``knob``, so a new knob is signed without
+    anyone remembering to. ``signed_values`` may show a signed knob as it is used (k = 1 under the
+    absolute margin) and must produce each ``signed_in`` key."""
 
     PRESETS: ClassVar[dict[str, dict[str, Any]]] = {}
     FIXED: ClassVar[dict[str, tuple[str, ...]]] = {}
@@ -78,8 +92,33 @@ class Settings:
         """Settings from the knobs a user gave (absent = default) under their ``protocol``'s presets."""
         return cls(**preset_values(cls, given.get("protocol"), given))
 
+    def signed_values(self) -> dict[str, Any]:
+        """Signature keys shown otherwise than as their raw field value (default: none)."""
+        return {}
+
     def params(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        """The signature's settings: every field not declared unsigned, as ``signed_values`` shows it."""
+        out: dict[str, Any] = {}
+        combined: set[str] = set()
+        for f in fields(self):
+            if f.metadata.get("unsigned"):
+                continue
+            if f.metadata.get("signed_in"):
+                combined.add(f.metadata["signed_in"])
+                continue
+            out[f.name] = getattr(self, f.name)
+        shown = self.signed_values()
+        missing = combined - set(shown)
+        if missing:
+            raise TypeError(f"{type(self).__name__}.signed_values does not produce {sorted(missing)}, the signature "
+                            "key(s) its knobs are signed in")
+        out.update(shown)
+        return out
+
+
+def unsigned_knobs(cls: type) -> dict[str, str]:
+    """Knob -> why it is not in the signature (the only way a setting leaves it)."""
+    return {f.name: f.metadata["unsigned"] for f in fields(cls) if f.metadata.get("unsigned")}
 
 
 def check_margin_k(margin: str, k: Any) -> None:
@@ -103,10 +142,12 @@ def sign(encoder: Encoder, dataset: str, split: str, checksum: str, metric: str,
 
 @dataclass(frozen=True)
 class MetricInfo:
-    """How to read a metric's value: its unit and which way is better."""
+    """How a task declares a metric its records carry: the unit, which way is better, what it is
+    (``xsimpp.tasks.registry`` keeps them, each with the task that produces it)."""
 
     unit: str
     lower_is_better: bool
+    description: str = ""
 
 
 class Task:

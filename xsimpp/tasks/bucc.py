@@ -43,6 +43,11 @@ KEUNG_KEEP_FRACTION = 0.02  # "we choose a score threshold such that we retrieve
 KEUNG_MAX_EDIT_SIMILARITY = 0.5  # "remove sentence pairs where ... the character-level edit distance is <=50%"
 
 
+# The threshold knobs decide each record's threshold rule, which that record signs as ``threshold``
+# (keep-fraction=F, best-f1@SPLIT, cvFOLDS-seedS): a record a knob does not shape does not carry it.
+_SIGNED_AS_RULE = "signed per record as its threshold rule (threshold=keep-fraction=F / best-f1@SPLIT / cvN-seedS)"
+
+
 @dataclass(frozen=True)
 class BuccSettings(Settings):
     """The protocol (``laser`` or ``keung``, see the module docstring), mining (margin, k; k is
@@ -60,18 +65,20 @@ class BuccSettings(Settings):
     margin: str = knob(DEFAULT_MARGIN, "margin scoring, as LASER", choices=MARGINS)
     k: int = knob(4, "neighbours for the margin (clipped to set sizes)", type=int)
     one_to_one: bool = knob(False, "greedy one-to-one selection before thresholding, as LASER's/XTREME's BUCC "
-                                   "scripts")
+                                   "scripts", signed_in="retrieval")
     digits: Any = knob(None, "digit filter: keep pairs whose digit runs match as sets. ascii: Keung et al.'s [0-9]+ on "
                              "the raw text (default under --protocol keung); unicode: any decimal digit after NFKC, so "
                              "full-width '２００８' matches '2008' (a deviation from the paper); none: no digit filter",
-                       choices=("ascii", "unicode", "none"))
+                       choices=("ascii", "unicode", "none"), signed_in="filters")
     max_edit_similarity: float | None = knob(None, "drop near-copies: pairs with Levenshtein similarity >= this",
-                                             cli=False)
+                                             cli=False, signed_in="filters")
     keep_fraction: float | None = knob(None, "threshold by prior proportion (Keung et al. 2020): extract the best F x "
                                              "#source sentences (--protocol keung: 0.02, counted before the filters)",
-                                       type=float, metavar="F")
-    cv: int | None = knob(None, "also report FOLDS-fold cross-validated thresholds", type=int, metavar="FOLDS")
-    seed: int = knob(0, "seed for --cv folds and --sample", type=int)
+                                       type=float, metavar="F", unsigned=_SIGNED_AS_RULE)
+    cv: int | None = knob(None, "also report FOLDS-fold cross-validated thresholds", type=int, metavar="FOLDS",
+                          unsigned=_SIGNED_AS_RULE)
+    seed: int = knob(0, "seed for --cv folds and --sample", type=int,
+                     unsigned=_SIGNED_AS_RULE + "; --sample's seed is in the record's subset")
     protocol: str = knob("laser", "laser: LASER's/XTREME's; keung: Keung et al. 2020 (forward retrieval, "
                                   "--keep-fraction 0.02 counted before the filters, then --digits ascii and "
                                   "--edit-filter 0.5)", choices=PROTOCOLS)
@@ -117,11 +124,10 @@ class BuccSettings(Settings):
             [f"edit<{self.max_edit_similarity:g}"] if self.max_edit_similarity is not None else [])
         return "+".join(parts) or "none"
 
-    def params(self) -> dict:
-        """Every setting, always present (the threshold rule and subset are per record: ``sign``)."""
+    def signed_values(self) -> dict:
+        """The filters and the retrieval as they are applied (the threshold rule and subset are per record)."""
         retrieval = "forward" if self.protocol == "keung" else ("max-1to1" if self.one_to_one else "max")
-        return {"protocol": self.protocol, "margin": self.margin, "k": 1 if self.margin == "absolute" else self.k,
-                "filters": self.filters, "retrieval": retrieval}
+        return {"k": 1 if self.margin == "absolute" else self.k, "filters": self.filters, "retrieval": retrieval}
 
 
 @dataclass

@@ -1,24 +1,374 @@
-"""The mining ground truths of `xsimpp study`: gold pairs hidden among real English distractors,
-mined with the margin kNN both ways (BUCC's candidates), scored as F1 / precision / recall. The
-study computes them per (encoder, language) cell (``xsimpp.study.run.mine_language``) and ranks
-the proxies against them; their names are registered here with the other metrics."""
+"""Mining F1 on general text (`xsimpp mining-f1`), the ground truth `xsimpp study` ranks proxies by:
+a language's gold pairs (FLORES-200 devtest and NTREX-128, X -> target) hidden among real
+target-language distractors (``xsimpp.datasets.pool``), mined with the margin kNN both ways (BUCC's
+candidates), scored as F1 / precision / recall -- mining without a cluster.
+
+Per language:
+- ``mining_f1``: every gold pair mined against the gold target lines plus the pool, F1 with the
+  threshold cross-validated over source sentences (``scoring.bucc.cross_validate``; precision,
+  recall and the mean threshold beside it);
+- ``mining_f1_ntrex`` / ``mining_f1_flores``: the same candidates restricted to the NTREX (FLORES)
+  sources and gold; NTREX sentences are ones no FLORES-based proxy saw;
+- ``mining_p_fixed`` / ``mining_r_fixed`` / ``mining_f1_fixed``: at a threshold fixed in advance
+  (LASER's usual ratio-margin cut, 1.06), as a miner who cannot tune on gold runs it.
+
+``unpaired_sources = N`` adds each language's first N FLORES *dev* source lines, whose translations
+are nowhere among the targets (every FLORES dev line of the target is kept out of the pool), as a
+miner's sources mostly have no translation on the other side: every pair they form is a false
+positive in every figure above that counts all sources (the NTREX-only and FLORES-only ones keep
+their own sources).
+"""
 
 from __future__ import annotations
 
-from .base import MetricInfo, Task
+import dataclasses
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any, Sequence
 
-# Ground truth -> what it is (the study ranks the proxies against each).
-GROUND_TRUTHS = {
-    "mining_f1": "mining F1, FLORES + NTREX gold (threshold cross-validated)",
-    "mining_f1_ntrex": "mining F1 on NTREX gold only (sentences no proxy saw)",
-    "mining_p_fixed": "mining precision at the fixed threshold",
-    "mining_f1_fixed": "mining F1 at the fixed threshold (set in advance, as a miner runs it)",
-}
+import numpy as np
+
+from ..datasets.base import Bitext, text_checksum
+from ..datasets.pool import ENGLISH, SOURCES, Distractors, build_distractors, check_sources, normalise
+from ..encoders.base import Encoder
+from ..engine import DEFAULT_MARGIN, MARGINS
+from ..errors import BadInputError
+from ..results import ResultRecord
+from ..scoring import bucc as B
+from .base import MetricInfo, Settings, Task, TaskReport, check_margin_k, embedder_for, knob, pair_scores_for, sign
+from .retrieval import lang_list
+
+# The metrics the study ranks proxies against (each its own ranking), in table order.
+GROUND_TRUTHS = ("mining_f1", "mining_f1_ntrex", "mining_p_fixed", "mining_f1_fixed")
 
 
-class MiningTruthTask(Task):
-    name = "mining"
-    description = "bitext mining of gold pairs among distractors: the ground truth `xsimpp study` ranks proxies by"
-    metrics = {m: MetricInfo("%", lower_is_better=False)
-               for m in ("mining_f1", "mining_f1_ntrex", "mining_f1_flores", "mining_p_fixed", "mining_r_fixed",
-                         "mining_f1_fixed")}
+def head(bt: Bitext, n: int) -> Bitext:
+    """The first ``n`` lines (0: all), recorded in the split name (``devtest[:500]``)."""
+    if not n or len(bt) <= n:
+        return bt
+    return dataclasses.replace(bt, split=f"{bt.split}[:{n}]", src=bt.src[:n], tgt=bt.tgt[:n])
+
+
+def _count(value: Any, what: str) -> None:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 0:
+        raise BadInputError(f"{what} must be 0 or a positive number of lines, got {value!r}")
+
+
+@dataclass(frozen=True)
+class MiningSource:
+    """Which gold, which sources without a translation, which pool."""
+
+    langs: Any = knob(None, "comma-separated source languages (kea,fur or kea_Latn,...)")
+    target: str = knob(ENGLISH, "the language every pair translates into, and the pool's (a FLORES-200 code)")
+    flores_lines: int = knob(500, "FLORES-200 devtest gold lines per language (0 = all 1012)", type=int)
+    ntrex_lines: int = knob(500, "NTREX-128 gold lines per language, where NTREX has it (0 = all 1997)", type=int)
+    unpaired_sources: int = knob(0, "FLORES-200 dev source lines per language with no translation among the targets",
+                                 type=int)
+    whole_sources: tuple[str, ...] = knob(("flores200-dev", "ntrex128", "oldi-seed"),
+                                          f"distractor sources taken whole, in order ({', '.join(SOURCES)})",
+                                          type=lambda s: tuple(x for x in s.split(",") if x), metavar="SOURCES")
+    fill_sources: tuple[str, ...] = knob(("tatoeba", "tatoeba-challenge"),
+                                         "distractor sources sampled (seeded) up to --distractors",
+                                         type=lambda s: tuple(x for x in s.split(",") if x), metavar="SOURCES")
+    data_dir: Any = knob(None, "data root (default: $XSIMPP_DATA_DIR, then the user data dir)")
+
+    def __post_init__(self) -> None:
+        for name in ("flores_lines", "ntrex_lines", "unpaired_sources"):
+            _count(getattr(self, name), f"--{name.replace('_', '-')}")
+        object.__setattr__(self, "whole_sources", tuple(self.whole_sources))
+        object.__setattr__(self, "fill_sources", tuple(self.fill_sources))
+        check_sources(self.whole_sources + self.fill_sources, "--whole-sources/--fill-sources")
+        if self.unpaired_sources and "flores200-dev" in self.whole_sources + self.fill_sources:
+            raise BadInputError("unpaired sources are FLORES dev lines, so 'flores200-dev' cannot also be a distractor "
+                                "source (it holds their translations); drop it")
+
+
+@dataclass(frozen=True)
+class MiningSettings(Settings):
+    """How the pool is mined and the threshold set (every knob signs every record)."""
+
+    margin: str = knob(DEFAULT_MARGIN, "margin scoring of the candidates, as LASER", choices=MARGINS)
+    k: int = knob(4, "neighbours for the margin", type=int)
+    folds: int = knob(5, "cross-validation folds over the source sentences", type=int)
+    seed: int = knob(0, "seed of the folds and of the pool's sample", type=int)
+    fixed_threshold: float = knob(1.06, "the threshold fixed in advance (LASER's usual ratio-margin cut)", type=float)
+    distractors: int = knob(50000, "distractor lines in the pool", type=int)
+
+    def __post_init__(self) -> None:
+        check_margin_k(self.margin, self.k)
+        if not isinstance(self.folds, (int, np.integer)) or isinstance(self.folds, bool) or self.folds < 2:
+            raise BadInputError(f"folds must be at least 2, got {self.folds!r}")
+        if not isinstance(self.distractors, (int, np.integer)) or isinstance(self.distractors, bool) \
+                or self.distractors < 1:
+            raise BadInputError(f"distractors must be a positive number of lines, got {self.distractors!r}")
+        if not isinstance(self.fixed_threshold, (int, float)) or not np.isfinite(self.fixed_threshold):
+            raise BadInputError(f"the fixed threshold must be a finite number, got {self.fixed_threshold!r}")
+
+    def signed_values(self) -> dict:
+        # Gold pairs are told apart by text (a line repeated is one sentence), as xsim's text mode.
+        return {"mode": "text"}
+
+
+@dataclass
+class MiningLanguage:
+    lang: str  # FLORES-200 code
+    flores: Bitext  # devtest[:flores_lines] -> the target
+    ntrex: Bitext | None
+    unpaired: list[str] = field(default_factory=list)  # FLORES dev sources without a translation in the pool
+
+    @property
+    def gold_sources(self) -> list[tuple[str, Bitext]]:
+        return [("flores", self.flores)] + ([("ntrex", self.ntrex)] if self.ntrex is not None else [])
+
+
+@dataclass
+class MiningData:
+    """What the task mines; ``dataset``/``split``/``checksum`` sign its records (a study that
+    builds the data itself names it ``study:NAME`` with the checksum of all it scores)."""
+
+    languages: list[MiningLanguage]
+    distractors: Distractors
+    target: str = ENGLISH
+    dataset: str = "mining"
+    split: str = "gold+distractors"
+    checksum: str = ""
+    notes: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.checksum:
+            h = hashlib.sha256()
+            for ld in self.languages:
+                for _, bt in ld.gold_sources:
+                    h.update(bt.checksum.encode())
+                if ld.unpaired:
+                    h.update(text_checksum(ld.unpaired).encode())
+            h.update(self.distractors.checksum.encode())
+            h.update(f"target:{self.target}".encode())
+            self.checksum = h.hexdigest()[:12]
+
+
+def gold_languages(codes: Sequence[str], target: str, flores_lines: int, ntrex_lines: int, unpaired_sources: int,
+                   data_dir=None) -> tuple[list[MiningLanguage], list[str], set[str]]:
+    """Each language's gold (FLORES devtest, NTREX where it has both sides) and unpaired sources,
+    with notes on what is missing, and the target lines no distractor may be (normalised)."""
+    from ..datasets import Flores200
+    from ..datasets.ntrex import Ntrex128
+
+    flores = Flores200("devtest", data_dir)
+    dev = Flores200("dev", data_dir) if unpaired_sources else None
+    ntrex = Ntrex128("test", data_dir)
+    ntrex_langs = set(ntrex.languages()) if ntrex.is_available() else set()
+    notes = []
+    if not ntrex_langs:
+        notes.append("NTREX-128 is not under any data root: the ground truth is FLORES gold only")
+    elif target not in ntrex_langs:
+        notes.append(f"NTREX-128 has no {target} side: the ground truth is FLORES gold only")
+    languages = []
+    for code in codes:
+        fl = head(flores.bitext(code, target), flores_lines)
+        nt = (head(ntrex.bitext(code, target), ntrex_lines) if code in ntrex_langs and target in ntrex_langs
+              else None)
+        unpaired = dev.sentences(code)[:unpaired_sources] if dev is not None else []
+        languages.append(MiningLanguage(code, fl, nt, unpaired))
+    missing_nt = [ld.lang for ld in languages if ld.ntrex is None]
+    if missing_nt and target in ntrex_langs:
+        notes.append(f"no NTREX-128 file for {', '.join(missing_nt)}: FLORES gold only there")
+    # Nothing of any gold set may be a distractor: every target line of FLORES devtest (the xsim
+    # targets, used or not), of FLORES dev with unpaired sources (their translations), and of the gold.
+    exclude = {normalise(t) for t in flores.sentences(target)}
+    if dev is not None:
+        exclude.update(normalise(t) for t in dev.sentences(target))
+    for ld in languages:
+        for _, bt in ld.gold_sources:
+            exclude.update(normalise(t) for t in bt.tgt)
+    return languages, notes, exclude
+
+
+def source_codes(langs, target: str, what: str = "--langs") -> list[str]:
+    """FLORES-200 codes of the source languages, distinct, none the target."""
+    from ..datasets.languages import resolve_language
+
+    codes: list[str] = []
+    for c in lang_list(langs):
+        code = resolve_language(str(c))
+        if code == target:
+            raise BadInputError(f"{what} lists {c}, the target {target}: every language is mined into the target, so "
+                                f"leave it out")
+        if code in codes:
+            raise BadInputError(f"{what} lists {code} twice")
+        codes.append(code)
+    if not codes:
+        raise BadInputError(f"give {what} (e.g. --langs kea,fur)")
+    return codes
+
+
+@dataclass
+class LanguageMining:
+    """One language's mined candidates, scored."""
+
+    lang: str
+    cv: B.CrossValidation
+    cv_ntrex: B.CrossValidation | None
+    cv_flores: B.CrossValidation
+    fixed: B.PRF
+    n_candidates: int
+    n_sources: int
+    n_targets: int
+    n_unpaired: int
+
+    def cells(self) -> dict[str, Any]:
+        """The figures as a table row (in %), every metric of ``MiningTask.metrics`` among them."""
+        row: dict[str, Any] = {
+            "mining_f1": 100.0 * self.cv.pooled.f1, "mining_p_cv": 100.0 * self.cv.pooled.precision,
+            "mining_r_cv": 100.0 * self.cv.pooled.recall, "mining_threshold_cv": self.cv.threshold_mean,
+            "mining_f1_flores": 100.0 * self.cv_flores.pooled.f1}
+        if self.cv_ntrex is not None:
+            row["mining_f1_ntrex"] = 100.0 * self.cv_ntrex.pooled.f1
+        row["mining_p_fixed"] = 100.0 * self.fixed.precision
+        row["mining_r_fixed"] = 100.0 * self.fixed.recall
+        row["mining_f1_fixed"] = 100.0 * self.fixed.f1
+        row["n_gold"] = self.cv.pooled.n_gold
+        if self.n_unpaired:
+            row["n_unpaired"] = self.n_unpaired
+        row["n_sources"], row["n_targets"], row["n_candidates"] = self.n_sources, self.n_targets, self.n_candidates
+        return row
+
+
+def mine_language(ld: MiningLanguage, target: str, distractors: list[str], settings: MiningSettings, embed,
+                  pairs, config=None) -> LanguageMining:
+    """Mine one language's gold and unpaired sources against its gold target lines + the pool."""
+    st = settings
+    src_index: dict[str, int] = {}
+    tgt_index: dict[str, int] = {}
+    gold_src, gold_tgt, origin = [], [], []
+    for tag, bt in ld.gold_sources:
+        for s, t in zip(bt.src, bt.tgt):
+            gold_src.append(src_index.setdefault(s, len(src_index)))
+            gold_tgt.append(tgt_index.setdefault(t, len(tgt_index)))
+            origin.append(tag)
+    for s in ld.unpaired:  # sources whose translation is not among the targets
+        src_index.setdefault(s, len(src_index))
+    gold_pairs = dict.fromkeys(zip(gold_src, gold_tgt))  # distinct pairs, in order
+    gs = np.array([p[0] for p in gold_pairs], dtype=np.int64)
+    gt = np.array([p[1] for p in gold_pairs], dtype=np.int64)
+    tags: dict[tuple[int, int], str] = {}
+    for pair, tag in zip(zip(gold_src, gold_tgt), origin):
+        tags.setdefault(pair, tag)
+    tag_arr = np.array([tags[(int(i), int(j))] for i, j in zip(gs, gt)])
+    sources, gold_lines = list(src_index), list(tgt_index)
+    if embed is not None:
+        x = embed(sources, ld.lang)
+        y = np.concatenate([embed(gold_lines, target), embed(distractors, target)])
+        cands = B.mine_candidates(x, y, margin=st.margin, k=st.k, config=config)
+    else:
+        sim = pairs(sources, gold_lines, ld.lang, target, distractors)
+        cands = B.mine_candidates(similarity=sim, margin=st.margin, k=st.k, config=config)
+    n_targets = len(gold_lines) + len(distractors)
+    is_gold = B.gold_mask(cands, gs, gt)
+    n_src = len(sources)
+    cv = B.cross_validate(cands, is_gold, gs, n_src, folds=st.folds, seed=st.seed)
+
+    def restricted(tag: str) -> B.CrossValidation | None:
+        keep_src = np.zeros(n_src, dtype=bool)
+        keep_src[gs[tag_arr == tag]] = True
+        if not keep_src.any():
+            return None
+        # sources of the other gold set leave the candidates; the pool and kNN stay as mined
+        mask = keep_src[cands.src]
+        return B.cross_validate(cands.take(mask), is_gold[mask], gs[tag_arr == tag], n_src, folds=st.folds,
+                                seed=st.seed)
+
+    fixed = B.evaluate_threshold(cands.score, is_gold, len(gs), st.fixed_threshold)
+    return LanguageMining(ld.lang, cv, restricted("ntrex"), restricted("flores"), fixed, len(cands), n_src, n_targets,
+                          len(ld.unpaired))
+
+
+@dataclass
+class MiningReport(TaskReport):
+    target: str
+    encoder_id: str
+    langs: list[LanguageMining] = field(default_factory=list)
+    distractors: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+class MiningTask(Task):
+    name = "mining-f1"
+    description = ("mining F1 on general text: FLORES-200 + NTREX-128 gold hidden among real distractors, margin kNN "
+                   "both ways, cross-validated and fixed thresholds (the study's ground truth)")
+    metrics = {
+        "mining_f1": MetricInfo("F1 %", False, "mining F1, FLORES + NTREX gold (threshold cross-validated)"),
+        "mining_f1_ntrex": MetricInfo("F1 %", False, "mining F1 on NTREX gold only (sentences no proxy saw)"),
+        "mining_f1_flores": MetricInfo("F1 %", False, "mining F1 on FLORES gold only"),
+        "mining_p_fixed": MetricInfo("precision %", False, "mining precision at the fixed threshold"),
+        "mining_r_fixed": MetricInfo("recall %", False, "mining recall at the fixed threshold"),
+        "mining_f1_fixed": MetricInfo("F1 %", False, "mining F1 at the fixed threshold (set in advance, as a miner "
+                                                     "runs it)"),
+    }
+    Source = MiningSource
+    Settings = MiningSettings
+    cli = True
+    needs_vectors = False
+
+    def load(self, source: MiningSource, settings: MiningSettings) -> MiningData:
+        from ..datasets.languages import resolve_language
+        from ..paths import data_dirs
+
+        target = resolve_language(str(source.target))
+        codes = source_codes(source.langs, target)
+        languages, notes, exclude = gold_languages(codes, target, source.flores_lines, source.ntrex_lines,
+                                                   source.unpaired_sources, source.data_dir)
+        if settings.folds > min(len(ld.flores) for ld in languages):
+            raise BadInputError(f"--folds {settings.folds} is more than the {min(len(ld.flores) for ld in languages)} "
+                                "gold lines of a language")
+        pool = build_distractors(list(source.whole_sources), list(source.fill_sources), settings.distractors,
+                                 settings.seed, exclude, data_dirs(source.data_dir), target)
+        return MiningData(languages, pool, target, notes=notes + pool.notes)
+
+    def sides(self, data: MiningData, settings: MiningSettings) -> list[tuple[str, Sequence[str]]]:
+        out: list[tuple[str, Sequence[str]]] = []
+        for ld in data.languages:
+            out += [(ld.lang, bt.src) for _, bt in ld.gold_sources] + ([(ld.lang, ld.unpaired)] if ld.unpaired else [])
+            out += [(data.target, bt.tgt) for _, bt in ld.gold_sources]
+        return out + [(data.target, data.distractors.lines)]
+
+    def evaluate(self, encoder: Encoder, data: MiningData, settings: MiningSettings, ctx) -> MiningReport:
+        embed = embedder_for(encoder, ctx.cache, ctx.progress)
+        pairs = pair_scores_for(encoder, ctx.cache, ctx.progress)
+        report = MiningReport(target=data.target, encoder_id=encoder.id, distractors=len(data.distractors.lines),
+                              notes=list(data.notes))
+        # a grid's own name for the encoder (the study's label) and the sources without a translation
+        # and a non-English target are signed only when present: earlier records keep their signatures
+        system = {"system": ctx.run.label} if ctx.run.label else {}
+        for ld in data.languages:
+            res = mine_language(ld, data.target, data.distractors.lines, settings, embed, pairs, ctx.engine)
+            report.langs.append(res)
+            row = res.cells()
+            view: dict[str, Any] = {**system, **({"unpaired_sources": len(ld.unpaired)} if ld.unpaired else {})}
+            if data.target != ENGLISH:
+                view["target"] = data.target
+            for metric in self.metrics:
+                if metric in row:
+                    sig = sign(encoder, data.dataset, data.split, data.checksum, metric, settings, **view)
+                    report.records.append(ResultRecord(metric, float(row[metric]), int(row["n_gold"]), ld.lang,
+                                                       data.target, sig))
+        report.count_encoding(embed or pairs)
+        return report
+
+    def render(self, report: MiningReport) -> str:
+        from tabulate import tabulate
+
+        rows = []
+        for r in report.langs:
+            c = r.cells()
+            rows.append([f"{r.lang}-{report.target}", f"{c['mining_f1']:.2f}", f"{c['mining_p_cv']:.2f}",
+                         f"{c['mining_r_cv']:.2f}", f"{c['mining_f1_ntrex']:.2f}" if "mining_f1_ntrex" in c else "-",
+                         f"{c['mining_p_fixed']:.2f}", f"{c['mining_r_fixed']:.2f}", f"{c['mining_f1_fixed']:.2f}",
+                         c["n_gold"], c.get("n_unpaired", 0)])
+        head_row = ["pair", "F1 (CV)", "P (CV)", "R (CV)", "F1 NTREX", "P fixed", "R fixed", "F1 fixed", "gold",
+                    "unpaired"]
+        out = tabulate(rows, headers=head_row, tablefmt="grid", disable_numparse=True)
+        out += f"\n{report.distractors} distractors in {report.target}; fixed threshold and CV as signed below"
+        for note in report.notes:
+            out += f"\nnote: {note}"
+        return out

@@ -28,7 +28,7 @@ from ..encoders.base import Encoder
 from ..engine import EngineConfig, nearest_neighbors
 from ..results import ResultRecord
 from .base import MetricInfo, Settings, Task, TaskReport, bitext_sides, embedder_for, pair_scores_for, sign
-from .xsim import RetrievalSource, limit_lines, open_bitexts
+from .retrieval import RetrievalSource, limit_lines, open_bitexts
 
 
 @dataclass(frozen=True)
@@ -58,8 +58,8 @@ def bitext_mining_scores(x: np.ndarray | None = None, y: np.ndarray | None = Non
 class MtebBitextSettings(Settings):
     """Nothing to set: MTEB's score is cosine top-1 by definition."""
 
-    def params(self) -> dict:
-        return {"scoring": "cosine-top1"}
+    def signed_values(self) -> dict:
+        return {"scoring": "cosine-top1"}  # no knob: the scoring MTEB defines, named in every signature
 
 
 @dataclass

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..errors import BadInputError, MissingResourceError
 from ..scoring import ranking as R
-from .base import MetricInfo, Task
+from .base import MetricInfo
 from .registry import METRICS
 
 ERROR_TYPES = ("causality", "entity", "number", "misaligned")
@@ -524,10 +524,8 @@ def evaluate_table(
     )
 
 
-class RankingTask(Task):
-    """Registered for its metric (``pairwise_accuracy``); it ranks tables of proxies, it encodes
-    nothing, so `xsimpp rank` calls ``evaluate_table`` directly rather than the encoder runner."""
-
-    name = "ranking"
-    description = "pairwise ranking accuracy of proxies against downstream BLEU (Kocmi et al. 2021)"
-    metrics = {"pairwise_accuracy": MetricInfo("accuracy", lower_is_better=False)}
+# What `xsimpp rank` computes (it ranks tables of proxies and encodes nothing, so it is a command over
+# ``evaluate_table``, not a task of the runner); registered with the metrics in ``xsimpp.tasks``.
+RANKING_METRICS = {"pairwise_accuracy": MetricInfo("accuracy", lower_is_better=False,
+                                                   description="pairwise ranking accuracy of a proxy against "
+                                                               "downstream quality (Kocmi et al. 2021)")}

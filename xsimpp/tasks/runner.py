@@ -29,7 +29,8 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How a run is carried out, not what it measures (nothing here enters a signature).
+    """How a run is carried out, not what it measures (nothing here enters a signature but a
+    grid's ``label``, which names the encoder rather than changes a number).
 
     ``cache``: True = the default embedding cache, a path = that folder, False/None = none;
     ``save``: True = the default results store, a path = that folder, False = nothing stored;
@@ -37,7 +38,8 @@ class RunOptions:
     ``ray``: "auto" or a cluster address to encode on Ray (registered encoder names only);
     ``options``: constructor options of a registered encoder name; ``revision`` /
     ``encoder_name`` / ``encode_kwargs``: the identity of an encoder object
-    (``xsimpp.encoders.pyobject``)."""
+    (``xsimpp.encoders.pyobject``); ``label``: the name a grid gives the encoder (a study's
+    encoder label), which the mining task signs as ``system`` as study records always have."""
 
     cache: Any = True
     save: Any = False
@@ -48,6 +50,7 @@ class RunOptions:
     revision: str | None = None
     encoder_name: str | None = None
     encode_kwargs: dict | None = None
+    label: str | None = None
 
 
 RUN_KNOBS = knob_names(RunOptions)

@@ -69,8 +69,8 @@ class TatoebaSettings(Settings):
     def __post_init__(self) -> None:
         check_margin_k(self.margin, self.k)
 
-    def params(self) -> dict:
-        return {"margin": self.margin, "k": 1 if self.margin == "absolute" else self.k}
+    def signed_values(self) -> dict:
+        return {"k": 1 if self.margin == "absolute" else self.k}  # the absolute margin has no neighbours
 
 
 @dataclass
@@ -185,7 +185,7 @@ def tatoeba_bitexts(source: TatoebaSource) -> list[Bitext]:
     """The Tatoeba bitexts (src = xx, tgt = eng) of ``source``."""
     from ..datasets.tatoeba import TatoebaV1
     from ..datasets.tatoeba_challenge import TatoebaChallenge
-    from .xsim import ALL_LANGUAGES, lang_list, limit_lines, source_languages
+    from .retrieval import ALL_LANGUAGES, lang_list, limit_lines, source_languages
 
     if source.source not in SOURCES:
         raise BadInputError(f"source must be 'v1' or 'challenge', got '{source.source}'")

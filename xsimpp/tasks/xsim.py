@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..cache import EmbeddingCache
-from ..datasets.base import LASER_PUBLISHED, AugmentedTargets, Bitext, augmented_style, load_augmented, text_checksum
+from ..datasets.base import LASER_PUBLISHED, STYLES, AugmentedTargets, Bitext, augmented_style, load_augmented, text_checksum
 from ..encoders.base import Encoder
 from ..errors import BadInputError, MissingResourceError
 from ..results import ResultRecord
@@ -26,7 +26,8 @@ from ..engine.knn import check_k
 from ..scoring.xsim import MODES
 from ..textio import path
 from .base import (MetricInfo, Settings, Task, TaskReport, bitext_sides, check_margin_k, embedder_for,
-                   exclude_knob, knob, pair_scores_for, sign)
+                   knob, pair_scores_for, sign)
+from .retrieval import RetrievalSource, limit_lines, open_bitexts
 from .tables import errtype_table, xsim_table
 
 
@@ -34,7 +35,11 @@ from .tables import errtype_table, xsim_table
 # ("we report all results using the absolute margin similarity", with its own style of negatives).
 PROTOCOLS = ("laser", "xsimpp-paper")
 PAPER_PROTOCOL = {"margin": "absolute", "style": "paper"}
-STYLES = ("strict", "paper")  # the styles of `xsimpp augment` (xsimpp.augment.STYLES)
+
+
+# P-xSIM's knobs change only p-xsim records, which sign them as they are used (``Rerank.view``: the
+# auxiliary encoder's id, revision and fingerprint -- its options included -- alpha and rerank_k).
+_SIGNED_BY_RERANK = "signed by the p-xsim records' view (Rerank.view); without --rerank it changes no number"
 
 
 @dataclass(frozen=True)
@@ -54,13 +59,15 @@ class XsimSettings(Settings):
     mode: str = knob("text", "error when the neighbour's text differs from the gold (text, LASER's) or its index "
                              "does (index)", choices=MODES)
     protocol: str = knob("laser", "laser: LASER's xsim.py, --margin as given; xsimpp-paper: the xSIM++ paper's "
-                                  "absolute margin with paper-style negatives", choices=PROTOCOLS)
+                                  "absolute margin with paper-style negatives", choices=PROTOCOLS,
+                         unsigned="what it sets is signed: the margin, and on xsim++ records the negatives and the "
+                                  "protocol they and the margin make (protocol_of)")
     rerank: Any = knob(None, "P-xSIM: rescore each source's --rerank-k margin candidates with this encoder (cosine, "
                              "or its pair scores) and blend alpha * margin + (1 - alpha) * aux (LASER's pxsim.py)",
-                       metavar="ENCODER")
-    rerank_options: dict | None = knob(None, "options of the --rerank encoder", cli=False)
-    alpha: float = knob(0.5, "P-xSIM blend weight of the margin", type=float)
-    rerank_k: int = knob(16, "P-xSIM's K margin candidates (LASER's 16)", cli=False)
+                       metavar="ENCODER", unsigned=_SIGNED_BY_RERANK)
+    rerank_options: dict | None = knob(None, "options of the --rerank encoder", cli=False, unsigned=_SIGNED_BY_RERANK)
+    alpha: float = knob(0.5, "P-xSIM blend weight of the margin", type=float, unsigned=_SIGNED_BY_RERANK)
+    rerank_k: int = knob(16, "P-xSIM's K margin candidates (LASER's 16)", cli=False, unsigned=_SIGNED_BY_RERANK)
 
     def __post_init__(self) -> None:
         check_margin_k(self.margin, self.k)
@@ -75,31 +82,8 @@ class XsimSettings(Settings):
         if not isinstance(self.rerank_k, int) or isinstance(self.rerank_k, bool) or self.rerank_k < 1:
             raise BadInputError(f"--rerank-k must be at least 1, not {self.rerank_k}")
 
-    def params(self) -> dict:
-        # protocol signs the xsim++ records it shapes (with their negatives); a rerank signs as its view
-        return {"margin": self.margin, "k": 1 if self.margin == "absolute" else self.k, "mode": self.mode}
-
-
-@dataclass(frozen=True)
-class RetrievalSource:
-    """Which bitexts a bitext-retrieval task scores: a dataset's languages, or two files."""
-
-    dataset: str = knob("flores200", "flores200, flores_plus, tatoeba, demo")
-    split: str | None = knob(None, "dataset split (flores200: dev or devtest; default devtest)")
-    langs: Any = knob(None, "comma-separated source languages (kea,fur or kea_Latn,...), or all: every language of "
-                            "the dataset but the target")
-    exclude: Any = exclude_knob()
-    target: str | None = knob(None, "target language (default: English of the dataset)")
-    src_file: Any = knob(None, "line-aligned source file (instead of --dataset; --langs/--target name the sides)",
-                         type=path)
-    tgt_file: Any = knob(None, "line-aligned target file (instead of --dataset)", type=path)
-    name: str | None = knob(None, "with --src-file/--tgt-file: the corpus name its results are stored under "
-                                  "(default: 'parallel', told apart by the files' checksum)")
-    both_directions: bool = knob(False, "also score target -> source")
-    nway: bool = knob(False, "every ordered pair of --langs")
-    data_dir: Any = knob(None, "data root (default: $XSIMPP_DATA_DIR, then the user data dir)", type=path)
-    limit: int | None = knob(None, "score only the first N lines of each pair (a quick look; the split is recorded "
-                                   "as dev[:N])", type=int)
+    def signed_values(self) -> dict:
+        return {"k": 1 if self.margin == "absolute" else self.k}  # the absolute margin has no neighbours
 
 
 @dataclass(frozen=True)
@@ -115,96 +99,6 @@ class BitextSource(RetrievalSource):
     allow_errtypes: Sequence[str] = knob((), "accept this error type name in the errtype JSON besides causality, "
                                              "entity, number (repeatable)", flag="--allow-errtype", action="append",
                                          metavar="NAME")
-
-
-ALL_LANGUAGES = "all"  # --langs all
-
-
-def lang_list(langs) -> list[str]:
-    if langs is None:
-        return []
-    items = langs.split(",") if isinstance(langs, str) else list(langs)
-    return [str(c).strip() for c in items if str(c).strip()]
-
-
-def wants_all(langs) -> bool:
-    return ALL_LANGUAGES in (c.lower() for c in lang_list(langs))
-
-
-def source_languages(dataset, langs, exclude, target: str) -> list[str]:
-    """The dataset's codes for ``langs``: those listed, or with ``all`` every language of the
-    dataset but ``target`` and ``exclude``. ``exclude`` goes only with ``all``: beside a list it
-    would contradict it, and ignoring it would hide a typo."""
-    codes, left_out = lang_list(langs), lang_list(exclude)
-    if not wants_all(langs):
-        if left_out:
-            raise BadInputError("--exclude leaves languages out of --langs all; with a list, leave them out of --langs")
-        return list(dict.fromkeys(dataset.resolve(c) for c in codes))
-    if len(codes) > 1:
-        raise BadInputError("--langs all takes no other language; leave languages out with --exclude")
-    return dataset.sources_for(target, left_out)
-
-
-def _pairs(dataset, source: RetrievalSource) -> list[Bitext]:
-    if not lang_list(source.langs):
-        raise BadInputError("give --langs (e.g. --langs kea,fur, or all) or --src-file/--tgt-file")
-    if source.nway and wants_all(source.langs):
-        raise BadInputError("--nway scores every ordered pair of the languages listed in --langs; list them rather "
-                            f"than all {len(dataset.languages())} languages of {dataset.title}")
-    tgt = dataset.resolve(source.target or dataset.default_target)
-    codes = source_languages(dataset, source.langs, source.exclude, tgt)
-    if source.nway:
-        if len(codes) < 2:
-            raise BadInputError(f"--nway needs at least two languages in --langs, got {', '.join(codes)}")
-        return [dataset.bitext(s, t) for s in codes for t in codes if s != t]
-    pairs = [dataset.bitext(lang, tgt) for lang in codes if lang != tgt]
-    if source.both_directions:
-        pairs += [dataset.bitext(tgt, lang) for lang in codes if lang != tgt]
-    if not pairs:
-        raise BadInputError(f"no language pair to score: every --langs entry is the target {tgt}")
-    return pairs
-
-
-def open_bitexts(source: RetrievalSource):
-    """The dataset (or the two files as one) and the bitexts ``source`` names, read and checked."""
-    from ..datasets import ParallelFiles, get_dataset
-
-    langs = lang_list(source.langs)
-    if source.src_file or source.tgt_file:
-        if not (source.src_file and source.tgt_file):
-            raise BadInputError("--src-file and --tgt-file go together")
-        if source.nway:
-            raise BadInputError("--nway scores every ordered pair of --langs in a dataset; two files are one pair "
-                                "(use --both-directions for both ways)")
-        if wants_all(source.langs) or lang_list(source.exclude):
-            raise BadInputError("--langs all and --exclude pick languages of a --dataset; with --src-file/--tgt-file "
-                                "--langs names the source side")
-        # With files, langs / target only name the two sides (for results and for finding
-        # <target>_augmented.<split> with augmented).
-        src_lang = source.langs if isinstance(source.langs, str) else ",".join(langs)
-        ds = ParallelFiles(source.src_file, source.tgt_file, src_lang=src_lang or "src", tgt_lang=source.target or "tgt",
-                           split=source.split or "custom", name=source.name)
-        bt = ds.bitext()
-        bitexts = [bt]
-        if source.both_directions:
-            bitexts.append(dataclasses.replace(bt, src_lang=bt.tgt_lang, tgt_lang=bt.src_lang, src=bt.tgt, tgt=bt.src,
-                                               src_path=bt.tgt_path, tgt_path=bt.src_path))
-        return ds, bitexts
-    if source.name:
-        raise BadInputError("--name names a corpus given by --src-file/--tgt-file; a --dataset has its own name")
-    ds = get_dataset(source.dataset, source.split, source.data_dir)
-    return ds, _pairs(ds, source)
-
-
-def limit_lines(bitexts: list[Bitext], limit: int | None) -> list[Bitext]:
-    """The first ``limit`` lines of each bitext, recorded in the split name (``dev[:40]``) so a
-    partial run never passes for the whole."""
-    if limit is None:
-        return bitexts
-    if not isinstance(limit, int) or isinstance(limit, bool) or limit < 1:
-        raise BadInputError(f"limit must be a positive number of lines, got {limit!r}")
-    return [dataclasses.replace(bt, split=f"{bt.split}[:{limit}]", src=bt.src[:limit], tgt=bt.tgt[:limit])
-            if len(bt) > limit else bt for bt in bitexts]
 
 
 @dataclass

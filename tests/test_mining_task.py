@@ -1,0 +1,93 @@
+"""`xsimpp mining-f1`: the study's ground truth as a task of its own, run through the runner, the
+API and the CLI, equal to the study's mining cells for the same settings."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import xsimpp
+from xsimpp.api import study as run_study
+from xsimpp.cli import main
+from xsimpp.errors import BadInputError
+from xsimpp.tasks import METRICS, TASKS
+
+SETTINGS = dict(flores_lines=60, ntrex_lines=60, unpaired_sources=20, whole_sources=("ntrex128",),
+                fill_sources=("oldi-seed",), distractors=1500, seed=3, fixed_threshold=1.1)
+
+
+def test_the_task_is_registered_with_its_metrics():
+    task = TASKS["mining-f1"]
+    assert task.cli and {m for m, info in METRICS.items() if info.producer == "mining-f1"} == set(task.metrics)
+    assert all(not METRICS[m].lower_is_better for m in task.metrics)
+
+
+def test_mining_f1_equals_the_study_cells(real_data, tmp_path):
+    """The same languages, gold, unpaired sources, pool and settings: the standalone task's numbers
+    are the study's mining cells (the study runs this very task on its own vectors)."""
+    from xsimpp.study.config import parse_config
+
+    res = xsimpp.mining_f1("chargram", "fao,swh", cache=False, data_dir=real_data, **SETTINGS)
+    alone = {(r.src_lang, r.metric): r.value for r in res.records}
+    assert {m for _, m in alone} == set(TASKS["mining-f1"].metrics)  # NTREX has fao and swa: every metric
+    assert res.records[0].signature.dataset == "mining"
+    assert res.records[0].signature.params["unpaired_sources"] == 20 and "system" not in res.records[0].signature.params
+
+    cfg = parse_config(f"""
+[study]
+name = "same"
+languages = ["fao", "swh"]
+flores_lines = 60
+ntrex_lines = 60
+seed = 3
+[proxies]
+xsimpp_styles = []
+error_type_subsets = false
+tatoeba = false
+[mining]
+distractors = 1500
+whole_sources = ["ntrex128"]
+fill_sources = ["oldi-seed"]
+fixed_threshold = 1.1
+unpaired_sources = 20
+[[encoders]]
+label = "cg"
+name = "chargram"
+[[encoders]]
+label = "cg-2"
+name = "chargram"
+options = {{ ngram_max = 2 }}
+""")
+    study = run_study(cfg, data_dir=real_data, cache=False)
+    cells = {(c["lang"], m): c[m] for c in study.cells if c["system"] == "cg" for m in TASKS["mining-f1"].metrics}
+    assert cells == alone
+    truth = next(r for r in study.records if r.metric == "mining_f1").signature
+    assert truth.dataset == "study:same" and truth.params["system"] == "cg"
+    # the settings sign both alike (the study's data and label aside)
+    assert {k: v for k, v in truth.params.items() if k != "system"} == res.records[0].signature.params
+
+
+def test_cli_mining_f1(real_data, capsys):
+    code = main(["mining-f1", "--encoder", "chargram", "--langs", "fao", "--flores-lines", "40", "--ntrex-lines", "0",
+                 "--whole-sources", "ntrex128", "--fill-sources", "oldi-seed", "--distractors", "1000", "--data-dir",
+                 str(real_data), "--no-progress", "--json"])
+    out = capsys.readouterr().out
+    recs = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    assert code == 0 and {r["metric"] for r in recs} == set(TASKS["mining-f1"].metrics)
+    assert {r["n"] for r in recs} == {40 + 1997}  # 40 FLORES + every NTREX line (ntrex_lines 0 = all)
+
+
+@pytest.mark.parametrize("knobs, message", [
+    (dict(langs="fao", whole_sources=("nope",)), "distractor source 'nope' is unknown"),
+    (dict(langs="fao,eng"), "the target eng_Latn"),
+    (dict(langs="fao,fao_Latn"), "twice"),
+    (dict(langs="fao", folds=1), "folds must be at least 2"),
+    (dict(langs="fao", distractors=0), "positive number of lines"),
+    (dict(langs="fao", unpaired_sources=5, whole_sources=("flores200-dev",)), "cannot also be a distractor source"),
+    (dict(langs="fao", flores_lines=-1), "--flores-lines must be 0 or a positive"),
+    (dict(langs=None), "give --langs"),
+])
+def test_bad_input_is_one_sentence_before_any_model(knobs, message):
+    with pytest.raises(BadInputError, match=message):
+        xsimpp.mining_f1("no-such-encoder-is-loaded-first", cache=False, **knobs)

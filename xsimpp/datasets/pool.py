@@ -1,0 +1,158 @@
+"""The distractor pool of mining ground truths: real target-language lines that hide the gold
+pairs (``xsimpp mining-f1``, ``xsimpp study``'s ground truth).
+
+Each source names the files of a dataset on disk (``SOURCES``: data-root-relative globs, built from
+the datasets' own file layouts). NTREX and FLORES dev are news/wiki text like the gold, OLDI seed
+is Wikipedia; Tatoeba is short everyday sentences. The pool holds distinct whitespace-normalised
+lines, never one of ``exclude`` (the gold target sides), never one twice: every line of the
+``whole`` sources first, then a seeded sample of the ``fill`` sources up to the size asked for.
+
+With a non-English target T every source offers its T side (``TARGET_SIDES``; "{code}" is the
+source's own spelling of a language, which ``resolve_language`` maps to FLORES-200: NTREX "swa",
+Tatoeba "fra"); a source without T's side adds no line (OLDI seed has eng/fur/ita only), with a
+note, and never English in its place.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import BadInputError, MissingResourceError
+from .base import text_checksum
+from .languages import resolve_language
+from .ntrex import ENGLISH_FILE as NTREX_ENGLISH, REF_FILE as NTREX_REF
+
+ENGLISH = "eng_Latn"
+
+SOURCES = {
+    "flores200-dev": ["flores200/dev/eng_Latn.dev"],
+    "ntrex128": [f"ntrex128/{NTREX_ENGLISH}"],
+    "oldi-seed": ["oldi-seed/eng_Latn"],
+    "tatoeba": ["tatoeba/v1/tatoeba.*-eng.eng"],
+    "tatoeba-challenge": ["tatoeba-challenge/testsets/*-eng/*.eng", "tatoeba-challenge/testsets/eng-*/*.eng"],
+}
+TARGET_SIDES = {
+    "flores200-dev": ["flores200/dev/{code}.dev"],
+    "ntrex128": [f"ntrex128/{NTREX_REF}"],
+    "oldi-seed": ["oldi-seed/{code}"],
+    "tatoeba": ["tatoeba/v1/tatoeba.{code}-eng.{code}"],
+    "tatoeba-challenge": ["tatoeba-challenge/testsets/{code}-eng/*.{code}",
+                          "tatoeba-challenge/testsets/eng-{code}/*.{code}"],
+}
+
+
+def normalise(line: str) -> str:
+    """The form a pool line is compared in (runs of whitespace as one space)."""
+    return " ".join(line.split())
+
+
+@dataclass
+class Distractors:
+    lines: list[str]
+    per_source: dict[str, int]  # lines taken from each source
+    available: dict[str, int]  # distinct lines each source offered (after removing gold)
+    notes: list[str] = field(default_factory=list)  # a non-English target's missing sides and shortfall
+
+    @property
+    def checksum(self) -> str:
+        return text_checksum(self.lines)
+
+
+def check_sources(names, where: str) -> None:
+    for s in names:
+        if s not in SOURCES:
+            raise BadInputError(f"{where}: distractor source '{s}' is unknown (known: {', '.join(SOURCES)})")
+
+
+def _source_files(name: str, root: Path, target: str) -> list[Path]:
+    """The files of one distractor source under ``root`` holding ``target`` lines."""
+    if target == ENGLISH:
+        return sorted(f for pat in SOURCES[name] for f in root.glob(pat) if f.is_file())
+    files = set()
+    for pat in TARGET_SIDES[name]:
+        # "{code}" once as a named group, then as a back-reference: "fra-eng/*.fra", never "fra-eng/*.eng"
+        parts = pat.split("{code}")
+        regex = (re.escape(parts[0]) + "(?P<code>[^/]+)" + re.escape(parts[1])
+                 + "".join("(?P=code)" + re.escape(x) for x in parts[2:]))
+        regex = re.compile(regex.replace(re.escape("*"), "[^/]*"))
+        for f in root.glob(pat.replace("{code}", "*")):
+            m = regex.fullmatch(f.relative_to(root).as_posix())
+            if not m or not f.is_file():
+                continue
+            try:
+                if resolve_language(m.group("code")) == target:
+                    files.add(f)
+            except BadInputError:  # a code with no (or no single) FLORES language, e.g. Tatoeba's cmn
+                continue
+    return sorted(files)
+
+
+def read_source(name: str, roots: list[Path], target: str = ENGLISH) -> list[str] | None:
+    """Distinct whitespace-normalised ``target`` lines of one distractor source, from the first data
+    root that has them; None when the source is there but has no ``target`` side (never English)."""
+    for root in roots:
+        files = _source_files(name, root, target)
+        if files:
+            seen: dict[str, None] = {}
+            for f in files:
+                for line in f.read_text(encoding="utf-8", errors="replace").splitlines():
+                    line = normalise(line)
+                    if line:
+                        seen.setdefault(line, None)
+            return list(seen)
+    if target != ENGLISH and any(_source_files(name, root, ENGLISH) for root in roots):
+        return None
+    raise MissingResourceError(f"distractor source '{name}' ({', '.join(SOURCES[name])}) is not under any "
+                               f"data root ({', '.join(map(str, roots)) or 'none'}); set XSIMPP_DATA_DIR or drop it")
+
+
+def build_distractors(whole: list[str], fill: list[str], size: int, seed: int, exclude: set[str], roots: list[Path],
+                      target: str = ENGLISH) -> Distractors:
+    """The pool: every line of ``whole``, then a seeded sample of ``fill`` up to ``size`` lines; no
+    line in ``exclude`` (normalised), no line twice. All lines are in ``target``: a source without
+    its side adds none, and a non-English pool that falls short of ``size`` takes every line there
+    is, with a note (English: an error)."""
+    taken: dict[str, None] = {}
+    per_source: dict[str, int] = {}
+    available: dict[str, int] = {}
+    notes: list[str] = []
+
+    def lines_of(name: str) -> list[str]:
+        lines = read_source(name, roots, target)
+        if lines is None:
+            notes.append(f"distractor source '{name}' has no {target} side: it adds no line to the {target} pool")
+            return []
+        return [ln for ln in lines if ln not in exclude and ln not in taken]
+
+    for name in whole:
+        lines = lines_of(name)
+        available[name] = len(lines)
+        lines = lines[: max(0, size - len(taken))]
+        taken.update(dict.fromkeys(lines))
+        per_source[name] = len(lines)
+    pool: list[tuple[str, str]] = []
+    for name in fill:
+        lines = lines_of(name)
+        available[name] = len(lines)
+        pool += [(name, ln) for ln in lines]
+    # dedupe across fill sources, keeping the first source's claim
+    seen: set[str] = set()
+    pool = [(s, ln) for s, ln in pool if not (ln in seen or seen.add(ln))]
+    need = size - len(taken)
+    if need > len(pool):
+        offer = f"the distractor sources offer {len(taken) + len(pool)} distinct lines without the gold"
+        if target == ENGLISH:
+            raise BadInputError(f"{offer}, fewer than the {size} distractors asked for; add sources or lower it")
+        notes.append(f"{offer} in {target}, fewer than the {size} distractors asked for: the pool holds "
+                     f"all {len(taken) + len(pool)} (no English line stands in for a missing {target} one)")
+        need = len(pool)
+    pick = np.sort(np.random.default_rng(seed).choice(len(pool), size=max(need, 0), replace=False))
+    for i in pick:
+        s, ln = pool[int(i)]
+        taken[ln] = None
+        per_source[s] = per_source.get(s, 0) + 1
+    return Distractors(list(taken), per_source, available, notes)
