@@ -403,16 +403,16 @@ def test_bad_encoder_options(capsys, isolated_home, opts, fragment):
 
 
 def test_option_declarations_cover_every_numeric_constructor_option():
-    """Every built-in encoder's int/float options are declared (COMMON_OPTIONS or its own), one place."""
+    """Every built-in encoder's int/float options are declared (EncoderOptions or its own), one place."""
     import inspect
 
-    from xsimpp.encoders import COMMON_OPTIONS, registry
+    from xsimpp.encoders import declared_options, registry
 
     for name, entry in registry().items():
         if entry.source != "built-in":
             continue
         cls = entry.load_class()
-        declared = {**COMMON_OPTIONS, **cls.options}
+        declared = declared_options(cls)
         for p in list(inspect.signature(cls.__init__).parameters.values())[1:]:
             if isinstance(p.default, (int, float)) and not isinstance(p.default, bool) and p.name != "alpha":
                 assert p.name in declared, (name, p.name)

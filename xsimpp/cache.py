@@ -413,14 +413,22 @@ class RoutedCache:
         self.frozen.close()
 
 
-def open_cache(encoder, cache) -> "EmbeddingCache | RoutedCache | None":
+def is_cache_object(cache) -> bool:
+    """Whether ``cache`` is a cache itself (``get_many``/``put_many``), handed over by its owner."""
+    return hasattr(cache, "get_many") and hasattr(cache, "put_many")
+
+
+def open_cache(encoder, cache) -> "EmbeddingCache | RoutedCache | MemoryCache | None":
     """The cache policy of a run (``cache``: True = the default folder, a path = that folder,
-    False/None = none): vectors of a vector encoder, token states of a pair scorer that keeps them
+    False/None = none, or a cache object its owner filled and closes, e.g. the study's shared
+    forward pass): vectors of a vector encoder, token states of a pair scorer that keeps them
     (keyed by what changes the states, so a scoring knob such as alpha reuses them); None for other
     pair scorers and for unversioned objects, whose vectors nothing could tell apart from a changed
     model's."""
     if cache is False or cache is None:
         return None
+    if is_cache_object(cache):
+        return cache
     root = None if cache is True else cache
     if encoder.kind != "vector":
         states = getattr(encoder, "states_fingerprint", None)

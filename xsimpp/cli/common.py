@@ -34,23 +34,13 @@ def add_data_dir_option(p: argparse.ArgumentParser) -> None:
 
 
 def add_encoder_options(p: argparse.ArgumentParser, default: str = "e5-small") -> None:
-    """The encoder flags every encoding command shares; each maps to a constructor keyword."""
+    """The encoder flags every encoding command shares: the encoder's name, one flag per CLI option
+    of ``EncoderOptions`` (declared there once, with its type and help) and --encoder-opt."""
+    from ..encoders import EncoderOptions
+    from .knobs import add_knobs
+
     p.add_argument("--encoder", default=default, help="registered encoder name (see `xsimpp encoders`)")
-    p.add_argument("--model", help="model name or local path for adapters that take one")
-    p.add_argument("--batch-size", type=int,
-                   help="encoder batch size (onealigner: the normalisation tile, which changes scores; 0 = full matrix)")
-    p.add_argument("--layer", type=int, help="hf/onealigner: hidden layer to pool (0 = embeddings, negative from the top)")
-    p.add_argument("--pooling", choices=("mean", "cls"), help="hf: pooling over tokens")
-    p.add_argument("--device", help="torch device for torch encoders (cpu, cuda, cuda:1)")
-    p.add_argument("--max-length", type=int, help="truncate inputs to this many tokens (torch encoders)")
-    p.add_argument("--rerank-k", type=int, help="with --rerank: P-xSIM's K margin candidates (default 16, LASER's); "
-                                                "without: onealigner's two-stage mode (rescore the top K by mean-pooled "
-                                                "cosine)")
-    p.add_argument("--prompt", help="e5-small/hf/onealigner: text put before every sentence (default 'query: ' on e5-small, "
-                                    "else none; --prompt '' drops it)")
-    p.add_argument("--autocast", choices=("bf16",),
-                   help="sbert/labse/hf: run the model under torch bf16 autocast (faster on bf16 hardware; "
-                        "changes the vectors slightly, so it is part of the cache key and signature)")
+    add_knobs(p, EncoderOptions)
     p.add_argument("--encoder-opt", action="append", default=[], metavar="KEY=VALUE",
                    help="any other constructor option of the encoder (repeatable)")
 
@@ -69,15 +59,11 @@ def _parse_value(text: str):
 
 def encoder_options(args) -> dict:
     """Keyword arguments for ``create_encoder`` from the flags that were given (others untouched)."""
+    from ..encoders import EncoderOptions
     from ..errors import BadInputError
+    from .knobs import given
 
-    opts = {}
-    for flag in ("model", "batch_size", "layer", "pooling", "device", "max_length", "rerank_k", "autocast", "prompt"):
-        if flag == "rerank_k" and getattr(args, "rerank", None):
-            continue  # with --rerank (P-xSIM), --rerank-k is the number of candidates, not onealigner's option
-        value = getattr(args, flag, None)
-        if value is not None:
-            opts[flag] = value
+    opts = given(args, EncoderOptions)
     for item in getattr(args, "encoder_opt", None) or []:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():

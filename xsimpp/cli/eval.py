@@ -33,6 +33,6 @@ def run(args) -> int:
     if args.rerank_opt:
         settings["rerank_options"] = encoder_options(argparse.Namespace(encoder_opt=args.rerank_opt))
     if args.rerank and args.rerank_k is not None:  # with --rerank, --rerank-k is P-xSIM's; else onealigner's option
-        settings["rerank_k"] = args.rerank_k
+        settings["rerank_k"], args.rerank_k = args.rerank_k, None
     run_and_print(args, TASK, settings, given(args, TASK.Source), ray=True)
     return 0

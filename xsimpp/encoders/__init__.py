@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from importlib.metadata import entry_points
 
 from ..errors import MissingResourceError
-from .base import COMMON_OPTIONS, Encoder, Option, PairScorer, Requirement, VectorEncoder
+from .base import Encoder, EncoderOptions, PairScorer, Requirement, VectorEncoder, declared_options
 
 BUILTIN: dict[str, str] = {
     "e5-small": "xsimpp.encoders.e5_torch:E5Small",
@@ -64,6 +64,6 @@ def create_encoder(name: str, **options) -> Encoder:
     return cls(**options)
 
 
-__all__ = ["BUILTIN", "COMMON_OPTIONS", "Option",
+__all__ = ["BUILTIN", "EncoderOptions", "declared_options",
            "Encoder", "EncoderEntry", "PairScorer", "Requirement", "VectorEncoder", "create_encoder",
            "registry"]

@@ -19,78 +19,50 @@ from __future__ import annotations
 import hashlib
 import json
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
 
-from ..errors import BadInputError
+from ..options import check_value, knob
 
 
 @dataclass(frozen=True)
-class Option:
-    """The type and range of one constructor option: what ``create_encoder`` checks before the
-    constructor runs, so a bad value is one sentence, never a crash deep inside a library."""
+class EncoderOptions:
+    """The constructor options many encoders share, declared once with ``knob`` (type, range, help):
+    what ``create_encoder`` checks before the constructor runs, so a bad value is one sentence, never
+    a crash deep inside a library, and the encoder flags of every command (``cli=True``; absent =
+    the encoder's own default). An encoder's own ``options`` (knobs too) add to or override these;
+    any other option reaches a constructor through ``--encoder-opt KEY=VALUE``."""
 
-    type: type  # int, float, bool or str
-    min: float | None = None
-    max: float | None = None
-    choices: tuple | None = None
-    none_ok: bool = False  # None (or 'none') is accepted: "the encoder's own default"
-
-    def describe(self) -> str:
-        kind = {int: "an integer", float: "a number", bool: "true or false", str: "a text"}[self.type]
-        if self.choices:
-            return "one of " + ", ".join(map(str, self.choices))
-        lo, hi = (None if b is None else (int(b) if float(b).is_integer() else b) for b in (self.min, self.max))
-        if lo is not None and hi is not None:
-            return f"{kind} from {lo} to {hi}"
-        if lo is not None:
-            return f"{kind} >= {lo}"
-        if hi is not None:
-            return f"{kind} <= {hi}"
-        return kind
-
-    def check(self, encoder: str, name: str, value: Any) -> Any:
-        """``value`` as the declared type, or BadInputError naming the option and its range."""
-        flag = f"option {name}"
-        if value is None or (self.none_ok and isinstance(value, str) and value.lower() == "none"):
-            if self.none_ok:
-                return None
-            raise BadInputError(f"encoder {encoder}: {flag} takes {self.describe()}, not none")
-        v = value
-        if self.type is bool:
-            ok = isinstance(v, bool)
-        elif self.type is int:
-            ok = isinstance(v, int) and not isinstance(v, bool)
-        elif self.type is float:
-            ok = isinstance(v, (int, float)) and not isinstance(v, bool) and v == v and abs(v) != float("inf")
-            v = float(v) if ok else v
-        else:
-            ok, v = True, str(v)
-        if not ok or (self.choices and v not in self.choices) or (self.min is not None and v < self.min) or (
-                self.max is not None and v > self.max):
-            raise BadInputError(f"encoder {encoder}: {flag} takes {self.describe()}, not {value!r}")
-        return v
+    model: str | None = knob(None, "model name or local path for adapters that take one", type=str, none_ok=True)
+    batch_size: int | None = knob(None, "encoder batch size (onealigner: the normalisation tile, which changes "
+                                        "scores; 0 = full matrix)", type=int, min=1)
+    layer: int | None = knob(None, "hf/onealigner: hidden layer to pool (0 = embeddings, negative from the top)",
+                             type=int)
+    pooling: str | None = knob(None, "hf: pooling over tokens", type=str, choices=("mean", "cls"))
+    device: str | None = knob(None, "torch device for torch encoders (cpu, cuda, cuda:1)", type=str)
+    max_length: int | None = knob(None, "truncate inputs to this many tokens (torch encoders)", type=int, min=1)
+    rerank_k: int | None = knob(None, "with --rerank: P-xSIM's K margin candidates (default 16, LASER's); without: "
+                                      "onealigner's two-stage mode (rescore the top K by mean-pooled cosine)",
+                                type=int, min=0)
+    prompt: str | None = knob(None, "e5-small/hf/onealigner: text put before every sentence (default 'query: ' on "
+                                    "e5-small, else none; --prompt '' drops it)", type=str, none_ok=True)
+    autocast: str | None = knob(None, "sbert/labse/hf: run the model under torch bf16 autocast (faster on bf16 "
+                                      "hardware; changes the vectors slightly, so it is part of the cache key and "
+                                      "signature)", type=str, choices=("bf16",), none_ok=True)
+    encode_batch_size: int | None = knob(None, "sentences per forward pass", type=int, min=1, cli=False)
+    max_seq_length: int | None = knob(None, "sentence-transformers' max_seq_length", type=int, min=1, none_ok=True,
+                                      cli=False)
+    max_tokens: int | None = knob(None, "tokens per batch", type=int, min=1, cli=False)
+    threads: int | None = knob(None, "CPU threads of the encoder", type=int, min=1, none_ok=True, cli=False)
+    lowercase: bool | None = knob(None, "lowercase before encoding", type=bool, cli=False)
+    normalize_tokens: bool | None = knob(None, "normalise tokens before encoding", type=bool, cli=False)
 
 
-# Options shared by many encoders, declared once; an encoder's own ``options`` adds to or overrides these.
-COMMON_OPTIONS: dict[str, Option] = {
-    "batch_size": Option(int, min=1),
-    "encode_batch_size": Option(int, min=1),
-    "max_length": Option(int, min=1),
-    "max_seq_length": Option(int, min=1, none_ok=True),
-    "max_tokens": Option(int, min=1),
-    "threads": Option(int, min=1, none_ok=True),
-    "layer": Option(int),
-    "pooling": Option(str, choices=("mean", "cls")),
-    "model": Option(str, none_ok=True),
-    "device": Option(str),
-    "autocast": Option(str, choices=("bf16",), none_ok=True),
-    "rerank_k": Option(int, min=0),
-    "lowercase": Option(bool),
-    "normalize_tokens": Option(bool),
-}
+def declared_options(cls: type) -> dict[str, Any]:
+    """Option name -> its declaration (a ``knob`` field) for encoder class ``cls``."""
+    return {**{f.name: f for f in fields(EncoderOptions)}, **getattr(cls, "options", {})}
 
 
 @dataclass(frozen=True)
@@ -109,23 +81,26 @@ class Encoder(ABC):
     kind: str = "vector"
     description: str = ""
     language_agnostic: bool = False  # True only if ``lang`` never changes the output (see the module docstring)
-    options: ClassVar[dict[str, Option]] = {}  # types and ranges of constructor options beyond COMMON_OPTIONS
+    # knobs of constructor options beyond EncoderOptions (default None: the constructor's own default)
+    options: ClassVar[dict[str, Any]] = {}
 
     @classmethod
     def check_options(cls, options: dict[str, Any]) -> dict[str, Any]:
-        """Options checked against their declared types and ranges (COMMON_OPTIONS, then ``options``)
-        and, for undeclared ones, against the type of the constructor's default. Subclasses add
-        checks that join options (``ngram_min <= ngram_max``) by overriding and calling this."""
+        """Options checked against their declared types and ranges (``EncoderOptions``, then
+        ``options``) and, for undeclared ones, against the type of the constructor's default.
+        Subclasses add checks that join options (``ngram_min <= ngram_max``) by overriding and
+        calling this."""
         import inspect
 
-        declared = {**COMMON_OPTIONS, **cls.options}
+        declared = declared_options(cls)
         params = inspect.signature(cls.__init__).parameters
+        owner = f"encoder {cls.name or cls.__name__}"
         out = {}
         for key, value in options.items():
-            opt = declared.get(key)
-            if opt is None and key in params and isinstance(params[key].default, (bool, int, float)):
-                opt = Option(type(params[key].default))
-            out[key] = opt.check(cls.name or cls.__name__, key, value) if opt is not None else value
+            decl = declared.get(key)
+            if decl is None and key in params and isinstance(params[key].default, (bool, int, float)):
+                decl = {"type": type(params[key].default)}
+            out[key] = check_value(owner, key, decl, value) if decl is not None else value
         return out
 
     @property

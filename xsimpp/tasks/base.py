@@ -5,7 +5,8 @@ A task is data + encoder + metric -> result records (the MTEB idea). It declares
 dataclasses of knobs: its ``Source`` (which data: dataset, languages, files, limits) and its
 ``Settings`` (what changes a number: margin, k, ...; every field signs every record through
 ``sign``, so no knob can change a number without changing its signature -- sacrebleu's rule).
-Each knob is declared once with ``knob`` (default, help, checks in ``__post_init__``); the API
+Each knob is declared once with ``knob`` (``xsimpp.options``: default, help, type, range; checks that
+join knobs in ``__post_init__``); the API
 takes the same names as keywords and the CLI derives its flags from them (``xsimpp.cli.knobs``),
 so a flag cannot exist in one and not the other. Protocol presets (LASER's, the xSIM++ paper's,
 Keung et al.'s) are ``Settings.PRESETS``: the values a protocol sets, and which of them a user may
@@ -25,27 +26,8 @@ from ..datasets.base import text_checksum
 from ..encoders.base import Encoder
 from ..engine import MARGINS
 from ..errors import BadInputError
+from ..options import knob
 from ..results import ResultRecord, Signature
-
-
-def knob(default: Any, help: str, *, flag: str | None = None, type: Callable | None = None,
-         choices: Sequence | None = None, metavar: str | None = None, action: str | None = None,
-         cli: bool = True, unsigned: str | None = None, signed_in: str | None = None) -> Any:
-    """One knob of a task: its default and help, stated once. The CLI derives ``--name`` (or
-    ``flag``) from it; ``cli=False`` keeps a knob API-only (an object, e.g. a rerank encoder
-    given as a Python object, has no command-line spelling beside the one the CLI gives it).
-
-    Every knob signs every record (``Settings.params``) unless it says otherwise, once, here:
-    ``unsigned`` is the reason it does not (what signs its effect instead, or why it has none);
-    ``signed_in`` names the signature key that shows it together with other knobs (BUCC's
-    ``filters``), which the settings' ``signed_values`` must then produce."""
-    if unsigned is not None and signed_in is not None:
-        raise ValueError("a knob is either unsigned or signed in another key, not both")
-    if unsigned is not None and not unsigned.strip():
-        raise ValueError("an unsigned knob states why it is unsigned")
-    return field(default=default, metadata={"help": help, "flag": flag, "type": type, "choices": choices,
-                                            "metavar": metavar, "action": action, "cli": cli,
-                                            "unsigned": unsigned, "signed_in": signed_in})
 
 
 def exclude_knob() -> Any:

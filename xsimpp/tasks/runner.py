@@ -19,7 +19,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
-from ..cache import MemoryCache, open_cache
+from ..cache import MemoryCache, is_cache_object, open_cache
 from ..errors import BadInputError
 from ..results import ResultRecord, ResultStore, Results
 from .base import Task, TaskReport, knob_names, prefill_cache
@@ -32,7 +32,8 @@ class RunOptions:
     """How a run is carried out, not what it measures (nothing here enters a signature but a
     grid's ``label``, which names the encoder rather than changes a number).
 
-    ``cache``: True = the default embedding cache, a path = that folder, False/None = none;
+    ``cache``: True = the default embedding cache, a path = that folder, False/None = none, or a
+    cache object (``get_many``/``put_many``) its owner filled and closes (the study's shared pass);
     ``save``: True = the default results store, a path = that folder, False = nothing stored;
     ``progress``: show a progress bar on stderr; ``engine``: an ``EngineConfig`` (speed only);
     ``ray``: "auto" or a cluster address to encode on Ray (registered encoder names only);
@@ -151,6 +152,8 @@ class RunContext:
         """Another encoder a task needs (P-xSIM's auxiliary one), with its cache under the run's
         cache policy; the runner closes the cache with the run's own."""
         enc = make_encoder(spec, options)
+        if is_cache_object(self.run.cache):  # a cache handed over holds the run's own encoder's vectors only
+            return enc, None
         store = open_cache(enc, self.run.cache)
         if store is not None:
             self._stack.callback(store.close)
@@ -217,7 +220,7 @@ def run_prepared(task: Task, encoder, data, settings, run: RunOptions) -> Result
                             f"{enc.id} scores sentence pairs")
     with contextlib.ExitStack() as stack:
         store = open_cache(enc, run.cache)
-        if store is not None:
+        if store is not None and store is not run.cache:  # a cache handed over is closed by its owner
             stack.callback(store.close)
         sides = task.sides(data, settings)
         update = stack.enter_context(progress_bar(task.total(data, settings), f"encoding ({enc.id})",
