@@ -4,6 +4,7 @@ API and the CLI, equal to the study's mining cells for the same settings."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -91,3 +92,68 @@ def test_cli_mining_f1(real_data, capsys):
 def test_bad_input_is_one_sentence_before_any_model(knobs, message):
     with pytest.raises(BadInputError, match=message):
         xsimpp.mining_f1("no-such-encoder-is-loaded-first", cache=False, **knobs)
+
+
+def test_a_study_proxy_is_a_registered_metric_named_in_the_config(real_data):
+    """Adding a proxy touches no file: a [[proxies.task]] table names a registered task and metric;
+    its cells equal the task run alone, its records are the task's own, and the ranking orients
+    it as the metric registry says (MTEB's F1: higher is better)."""
+    from xsimpp.study.config import parse_config
+
+    cfg = parse_config(f"""
+[study]
+name = "extra"
+languages = ["fao", "swh"]
+flores_lines = 60
+ntrex_lines = 60
+[proxies]
+xsimpp_styles = []
+error_type_subsets = false
+tatoeba = false
+[[proxies.task]]
+task = "mteb-bitext"
+metric = "mteb_bitext_f1"
+column = "mteb"
+[[proxies.task]]
+task = "xsim"
+metric = "xsim"
+column = "xsim-k8"
+options = {{ k = 8 }}
+[mining]
+distractors = 1500
+whole_sources = ["ntrex128"]
+fill_sources = ["oldi-seed"]
+[[encoders]]
+label = "cg"
+name = "chargram"
+[[encoders]]
+label = "cg-2"
+name = "chargram"
+options = {{ ngram_max = 2 }}
+""")
+    study = run_study(cfg, data_dir=real_data, cache=False)
+    assert study.proxies[-2:] == ["mteb", "xsim-k8"] and study.lower_is_better["mteb"] is False
+    alone = xsimpp.run("mteb-bitext", "chargram", langs="fao,swh", limit=60, data_dir=real_data, cache=False)
+    k8 = xsimpp.evaluate("chargram", "fao,swh", limit=60, k=8, data_dir=real_data, cache=False)
+    for lang in ("fao_Latn", "swh_Latn"):
+        cell = next(c for c in study.cells if c["system"] == "cg" and c["lang"] == lang)
+        assert cell["mteb"] == next(r.value for r in alone.records if r.src_lang == lang)
+        assert cell["xsim-k8"] == next(r.value for r in k8.records if r.src_lang == lang)
+    mine = [r for r in study.records if r.metric == "mteb_bitext_f1"]
+    assert len(mine) == 4 and {r.signature.format() for r in mine} >= {r.signature.format() for r in alone.records}
+    assert "mteb" in {p.proxy for p in study.rankings["mining_f1"].proxies}
+
+
+@pytest.mark.parametrize("entry, message", [
+    ('task = "nope"\nmetric = "x"', "unknown task 'nope'"),
+    ('task = "xsim"\nmetric = "bleu"', "task xsim has no metric 'bleu'"),
+    ('task = "mining-f1"\nmetric = "mining_f1"', "does not score a language's bitext"),
+    ('task = "xsim"\nmetric = "xsim"\noptions = { langs = "deu" }', "the study sets 'langs' itself"),
+    ('task = "xsim"\nmetric = "xsim"\noptions = { kk = 3 }', "task xsim has no option 'kk'"),
+    ('task = "xsim"\nmetric = "xsim"\ncolumn = "xsim[ratio]"', "column name 'xsim[ratio]' is taken"),
+])
+def test_a_bad_task_proxy_is_one_sentence(entry, message):
+    from xsimpp.study.config import PRESETS, parse_config
+
+    with pytest.raises(BadInputError, match=re.escape(message)):
+        parse_config(PRESETS["small"].replace("[mining]", f"[[proxies.task]]\n{entry}\n\n[mining]"))

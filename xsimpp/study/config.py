@@ -202,6 +202,22 @@ class EncoderSpec:
 
 
 @dataclass(frozen=True)
+class TaskProxy:
+    """A proxy that is any registered task's metric on each language's FLORES-200 devtest lines
+    (``[[proxies.task]]``): the study sets the task's data knobs (dataset, split, langs, target,
+    limit, data_dir) and runs it per language through the runner on the study's vectors."""
+
+    task: str  # a registered task (xsimpp.tasks.TASKS) whose Source names a language's bitext
+    metric: str  # one of its metrics: the proxy's value, oriented as the metric registry says
+    column: str = ""  # the proxy's name in every table (default: the metric's)
+    options: dict[str, Any] = field(default_factory=dict)  # its other knobs (Settings or Source)
+
+
+# The data knobs the study sets for a task proxy (each language's FLORES-200 devtest lines into the target).
+TASK_PROXY_DATA = ("dataset", "split", "langs", "target", "limit", "data_dir")
+
+
+@dataclass(frozen=True)
 class StudyConfig:
     name: str
     languages: list[str]
@@ -216,6 +232,7 @@ class StudyConfig:
     xsimpp_margin: str = DEFAULT_MARGIN
     error_type_subsets: bool = True
     tatoeba: bool = True
+    task_proxies: list[TaskProxy] = field(default_factory=list)  # [[proxies.task]]
     # [mining]: the mining-f1 task's own knobs, defaults included (xsimpp.tasks.mining)
     distractors: int = MiningSettings.distractors
     whole_sources: list[str] = field(default_factory=lambda: list(MiningSource.whole_sources))
@@ -238,6 +255,8 @@ class StudyConfig:
         d.pop("text")
         if d["target"] == ENGLISH:  # the default: study.json stays as it was before targets existed
             d.pop("target")
+        if not d["task_proxies"]:  # likewise
+            d.pop("task_proxies")
         return d
 
 
@@ -323,6 +342,59 @@ def _check_type(value, t, where: str):
     return value
 
 
+_TASK_PROXY_KEYS = {"task": str, "metric": str, "column": str, "options": dict}
+
+
+def _task_proxies(entries, source: str) -> list[TaskProxy]:
+    if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+        raise BadInputError(f"{source}: [proxies] task must be [[proxies.task]] tables")
+    out = []
+    for n, e in enumerate(entries, 1):
+        for key, value in e.items():
+            if key not in _TASK_PROXY_KEYS:
+                raise BadInputError(f"{source}: proxies.task {n} has an unknown key '{key}' "
+                                    f"(known: {', '.join(_TASK_PROXY_KEYS)})")
+            _check_type(value, _TASK_PROXY_KEYS[key], f"proxies.task {n} {key}")
+        for required in ("task", "metric"):
+            if required not in e:
+                raise BadInputError(f"{source}: proxies.task {n} is missing '{required}'")
+        out.append(TaskProxy(e["task"], e["metric"], e.get("column") or e["metric"], dict(e.get("options", {}))))
+    return out
+
+
+def check_task_proxies(cfg: StudyConfig) -> None:
+    """Each task proxy names a registered task that scores a language's bitext, one of its
+    metrics, a column of its own and only knobs the task has (the study sets the data ones)."""
+    from ..tasks import TASKS
+    from ..tasks.base import knob_names
+
+    columns: list[str] = []
+    for tp in cfg.task_proxies:
+        where = f"[[proxies.task]] {tp.column}"
+        if tp.task not in TASKS:
+            raise BadInputError(f"{where}: unknown task '{tp.task}' (known: {', '.join(TASKS)})")
+        task = TASKS[tp.task]
+        if tp.metric not in task.metrics:
+            raise BadInputError(f"{where}: task {tp.task} has no metric '{tp.metric}' (its metrics: "
+                                f"{', '.join(task.metrics)})")
+        source = knob_names(task.Source)
+        if not {"langs", "target", "dataset"} <= set(source):
+            raise BadInputError(f"{where}: task {tp.task} does not score a language's bitext (no --langs, --target, "
+                                "--dataset), so it cannot be a proxy per language")
+        known = set(source) | set(knob_names(task.Settings))
+        for key in tp.options:
+            if key in TASK_PROXY_DATA:
+                raise BadInputError(f"{where}: the study sets '{key}' itself (each language's FLORES-200 devtest "
+                                    "lines); leave it out of options")
+            if key not in known:
+                raise BadInputError(f"{where}: task {tp.task} has no option '{key}' (its options: "
+                                    f"{', '.join(sorted(known - set(TASK_PROXY_DATA)))})")
+        if tp.column in columns or tp.column in ("tatoeba", "system", "lang", "family", "direction", "bleu") \
+                or tp.column.startswith(("xsim[", "xsim++[", "err_", "mining_", "n_")):
+            raise BadInputError(f"{where}: the column name '{tp.column}' is taken; give the proxy a column of its own")
+        columns.append(tp.column)
+
+
 def parse_config(text: str, source: str = "the configuration") -> StudyConfig:
     """A ``StudyConfig`` from TOML text; every problem is one sentence naming the key."""
     try:
@@ -338,6 +410,9 @@ def parse_config(text: str, source: str = "the configuration") -> StudyConfig:
         if not isinstance(content, dict):
             raise BadInputError(f"{source}: '{table}' must be a table ([{table}])")
         for key, value in content.items():
+            if table == "proxies" and key == "task":
+                values["task_proxies"] = _task_proxies(value, source)
+                continue
             if key not in _KEYS[table]:
                 raise BadInputError(f"{source} has an unknown key '{key}' in [{table}] (known: {', '.join(_KEYS[table])})")
             t, name = _KEYS[table][key]
@@ -446,6 +521,7 @@ def check_config(cfg: StudyConfig) -> None:
         if s not in STYLES:
             raise BadInputError(f"[proxies] xsimpp_styles: '{s}' is not one of {', '.join(STYLES)}")
     check_target(cfg)
+    check_task_proxies(cfg)
     if not 0 < cfg.confidence < 1 or cfg.bootstrap < 1 or cfg.permutations < 1:
         raise BadInputError("[analysis] needs 0 < confidence < 1 and positive bootstrap / permutations counts")
 

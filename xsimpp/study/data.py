@@ -54,6 +54,8 @@ class StudyData:
     distractors: Distractors
     notes: list[str] = field(default_factory=list)
     target: str = ENGLISH  # the language every gold pair translates into; the distractors' language
+    # (task proxy column, language) -> (data, settings) its task loaded and checked ([[proxies.task]])
+    task_proxies: dict[tuple[str, str], tuple] = field(default_factory=dict)
 
     def mining_data(self, name: str, lang: LanguageData) -> MiningData:
         """The mining-f1 task's data for one language, signed as every study record is: the study's
@@ -165,4 +167,28 @@ def load_study_data(cfg: StudyConfig, data_dir=None) -> StudyData:
         augmented[style] = aug
     distractors = build_distractors(list(cfg.whole_sources), list(cfg.fill_sources), cfg.distractors, cfg.seed,
                                     exclude, data_dirs(data_dir), target)
-    return StudyData(languages, augmented, distractors, notes + distractors.notes, target)
+    proxies = load_task_proxies(cfg, languages, target, data_dir)
+    return StudyData(languages, augmented, distractors, notes + distractors.notes, target, proxies)
+
+
+def load_task_proxies(cfg: StudyConfig, languages: list[LanguageData], target: str, data_dir) -> dict:
+    """Each ``[[proxies.task]]`` task's data and settings per language, loaded and checked by the
+    task itself (``prepare``) on the language's FLORES-200 devtest lines into the target."""
+    from ..tasks import TASKS
+    from ..tasks.base import knob_names
+    from ..tasks.runner import prepare
+
+    out = {}
+    for tp in cfg.task_proxies:
+        task = TASKS[tp.task]
+        accepted = set(knob_names(task.Source))
+        for ld in languages:
+            knobs = dict(dataset="flores200", split="devtest", langs=ld.lang, target=target, data_dir=data_dir,
+                         limit=cfg.flores_lines or None)
+            knobs = {k: v for k, v in knobs.items() if k in accepted}
+            try:
+                data, settings, _ = prepare(task, **knobs, **tp.options)
+            except BadInputError as e:
+                raise BadInputError(f"[[proxies.task]] {tp.column}: {e}") from None
+            out[(tp.column, ld.lang)] = (data, settings)
+    return out

@@ -44,7 +44,7 @@ import numpy as np
 
 from ..errors import BadInputError
 from ..results import ResultRecord
-from ..tasks import TASKS
+from ..tasks import METRICS, TASKS
 from ..tasks.mining import GROUND_TRUTHS
 from ..tasks.ranking import ERROR_TYPES, RankingTable, all_error_type_subsets, evaluate_table
 from ..tasks.runner import RunOptions, run_prepared
@@ -138,15 +138,19 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
     styles = list(data.augmented)
     target = data.target
     types = {style: error_types_of(aug, target) for style, aug in data.augmented.items()}
-    proxies = proxy_names(cfg, styles, types)
+    proxies = proxy_names(cfg, styles, types) + [tp.column for tp in cfg.task_proxies]
     has_tatoeba = any(ld.tatoeba is not None for ld in data.languages)
     cells, records, costs = [], [], []
     xsim_task, tatoeba_task, mining_task = TASKS["xsim"], TASKS["tatoeba"], TASKS["mining-f1"]
+    task_of = {tp.column: tp.task for tp in cfg.task_proxies}
     tgt_lines = list(dict.fromkeys(data.target_sides()))
     for enc in encoders:
         src_sides = [(ld.lang, bt.src) for ld in data.languages for _, bt in ld.gold_sources]
         src_sides += [(ld.lang, ld.tatoeba.src) for ld in data.languages if ld.tatoeba is not None]
         src_sides += [(ld.lang, ld.unpaired) for ld in data.languages if ld.unpaired]
+        # the task proxies' own sides (FLORES lines the sides above hold already: cache hits)
+        src_sides += [side for column, lang in data.task_proxies
+                      for side in TASKS[task_of[column]].sides(*data.task_proxies[(column, lang)])]
         total = len(tgt_lines) + sum(len(s) for _, s in src_sides)
         update = progress(f"encoding ({enc.label})", total) if progress else None
         t0 = time.perf_counter()
@@ -185,6 +189,11 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
                 row["tatoeba"] = res.report.langs[0].result.mean("text")  # already in %
                 records += [rec for rec in res.records if rec.metric == "tatoeba_acc_mean"
                             and rec.signature.params["mode"] == "text"]
+            for tp in cfg.task_proxies:  # [[proxies.task]]: a registered metric, through its task
+                res = run_prepared(TASKS[tp.task], member, *data.task_proxies[(tp.column, ld.lang)], run)
+                mine = [rec for rec in res.records if rec.metric == tp.metric and rec.src_lang == ld.lang]
+                row[tp.column] = mine[0].value
+                records += mine
             # The ground truth, each record signed with the study's data and the encoder's label (``system``).
             res = run_prepared(mining_task, member, data.mining_data(cfg.name, ld), mining,
                                dataclasses.replace(run, label=enc.label))
@@ -200,6 +209,7 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
                       "shared_pass_seconds": round(group.cost.seconds, 2) if group else None})
     notes = list(data.notes)
     lower = {p: True for p in proxies}
+    lower.update({tp.column: METRICS[tp.metric].lower_is_better for tp in cfg.task_proxies})
     rankings = _rank_all(cells, proxies, lower, cfg, notes)
     tatoeba_rankings = {}
     if has_tatoeba and cfg.tatoeba:
