@@ -83,3 +83,23 @@ def test_score_goes_through_the_runners_number_check(monkeypatch, tmp_path):
     with pytest.raises(BadInputError, match="not a number"):
         score(x, x, mode="index", save=tmp_path / "store")
     assert not (tmp_path / "store").exists()
+
+
+def test_api_functions_show_every_keyword_they_take():
+    """help() and IDEs that read __signature__ show each knob; every keyword shown is accepted."""
+    import inspect
+
+    import xsimpp
+    from xsimpp.tasks.base import knob_names
+    from xsimpp.tasks.runner import RunOptions, split_knobs
+
+    for fn, task in ((xsimpp.evaluate, "xsim"), (xsimpp.tatoeba, "tatoeba"), (xsimpp.bucc, "bucc"),
+                     (xsimpp.mining_f1, "mining-f1"), (xsimpp.filter_corpus, "filter")):
+        params = inspect.signature(fn).parameters
+        t = TASKS[task]
+        for name in knob_names(t.Source) + knob_names(t.Settings) + knob_names(RunOptions):
+            assert name in params, (fn.__name__, name)
+        assert not any(p.kind is p.VAR_KEYWORD for p in params.values())
+        shown = {n: None for n in params if n not in ("encoder", "settings", "run", "src", "tgt", "out")}
+        split_knobs(t, shown)  # none of them is unknown to the task
+    assert inspect.signature(xsimpp.evaluate).parameters["margin"].default == "ratio"
