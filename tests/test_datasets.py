@@ -247,7 +247,7 @@ def test_missing_data_folder(tmp_path, monkeypatch, load, message):
 def test_missing_demo_folder(tmp_path, monkeypatch):
     monkeypatch.setattr("xsimpp.datasets.demo.repo_data_dir", lambda: tmp_path)
     assert not Demo().is_available()
-    with pytest.raises(MissingResourceError, match=r"^The demo corpus dev data not found \(looked under .*\); .*full xsimpp checkout"):
+    with pytest.raises(MissingResourceError, match=r"^The demo corpus dev data not found \(looked under .*\); .*inside the xsimpp package"):
         Demo().bitext("deu")
 
 

@@ -15,7 +15,7 @@ from xsimpp.tasks.ranking import evaluate_table, read_table, restricted_name, ta
 from xsimpp.results import ResultRecord, ResultStore, Signature
 
 REPO = Path(__file__).resolve().parent.parent
-SONAR = REPO / "data" / "examples" / "sonar_flores200_devtest.csv"
+SONAR = REPO / "xsimpp" / "data" / "examples" / "sonar_flores200_devtest.csv"
 
 
 def test_sonar_example_runs_and_prints_accuracy_correlation_ci(capsys):

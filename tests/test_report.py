@@ -175,7 +175,7 @@ def test_plots_are_written(tmp_path, capsys):
     rd = ["--results-dir", str(tmp_path / "results")]
     assert main(["plot", "errors", "--encoder", "alpha", "--out", str(tmp_path / "e.png")] + rd) == 0
     assert main(["plot", "xsim", "--encoders", "alpha,beta<b>", "--out", str(tmp_path / "x.png")] + rd) == 0
-    sonar = Path(__file__).resolve().parent.parent / "data" / "examples" / "sonar_flores200_devtest.csv"
+    sonar = Path(__file__).resolve().parent.parent / "xsimpp" / "data" / "examples" / "sonar_flores200_devtest.csv"
     assert main(["plot", "scatter", str(sonar), "--out", str(tmp_path / "s.png")]) == 0
     for name in ("e.png", "x.png", "s.png"):
         w, h = _png_size(tmp_path / name)

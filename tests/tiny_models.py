@@ -40,7 +40,7 @@ def corpus(n: int = 1500) -> list[str]:
         f = SEED / lang
         if f.is_file():
             lines += f.read_text(encoding="utf-8").splitlines()[:n]
-    for f in sorted((REPO / "data" / "demo").rglob("*")):
+    for f in sorted((REPO / "xsimpp" / "data" / "demo").rglob("*")):
         if f.is_file() and f.suffix not in (".json", ".md", ".tsv"):
             lines += [ln for ln in f.read_text(encoding="utf-8").splitlines() if ln.strip()]
     return lines

@@ -48,5 +48,6 @@ def augmented_dir() -> Path:
 
 
 def repo_data_dir() -> Path:
-    """The project's own embedded data (demo corpus, worked examples)."""
-    return Path(__file__).resolve().parent.parent / "data"
+    """The project's own embedded data (demo corpus, entity pool, worked examples): package data,
+    so it is in the wheel as in a checkout."""
+    return Path(__file__).resolve().parent / "data"

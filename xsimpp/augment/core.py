@@ -88,7 +88,7 @@ def check_style(style: str) -> str:
 
 def load_entity_pool(files: Sequence[str | os.PathLike] = (), exclude_sources: Iterable[str] = (),
                      nlp=None) -> tuple[list[PoolEntry], dict]:
-    """The candidate entities: the shipped pool (data/entity_pool/entities.tsv) less the entries seen
+    """The candidate entities: the shipped pool (xsimpp/data/entity_pool/entities.tsv) less the entries seen
     only in `exclude_sources` (the split being augmented), or, with `files`, your own pools: pool
     files (xsimpp.augment.pool format) or plain English text, one sentence a line, whose entities
     are collected with both recognisers. Returns (entries, description for the metadata)."""
@@ -96,9 +96,10 @@ def load_entity_pool(files: Sequence[str | os.PathLike] = (), exclude_sources: I
         path = default_pool_path()
         if not path.is_file():
             raise MissingResourceError(
-                f"the default entity pool {path} is missing (it ships in data/entity_pool of an xsimpp checkout); "
+                f"the default entity pool {path} is missing (it ships inside the xsimpp package, xsimpp/data/entity_pool; reinstall xsimpp); "
                 "pass your own with --entity-pool FILE (English text, one sentence a line)")
         entries = without_sources(read_pool(path), exclude_sources)
+        # the pool's name in the negatives' metadata, as it has always been given (now package data)
         return entries, {"file": "data/entity_pool/entities.tsv", "sha256": file_sha256(path)[:16],
                          "excluded_sources": sorted(set(exclude_sources)), "entries": len(entries)}
     entries: list[PoolEntry] = []

@@ -1,7 +1,7 @@
 """Entity candidate pools: named entities collected from monolingual English, with their sources.
 
 The paper "collect[s] candidate entities from large amounts of monolingual data"; xsimpp ships one
-such pool (data/entity_pool/entities.tsv, built by data/entity_pool/build_pool.py from the English
+such pool (xsimpp/data/entity_pool/entities.tsv, built by xsimpp/data/entity_pool/build_pool.py from the English
 text in the shared data folder) and builds the same kind of pool from your own sentences
 (`--entity-pool FILE`). Each entry remembers which corpora it was seen in, so the evaluated split can
 be left out of its own pool (FLORES dev is augmented from entities of devtest, NTREX, OLDI and

@@ -33,7 +33,7 @@ def register(subparsers) -> None:
                    help="comma-separated subset of causality,entity,number (default: all that the target language has)")
     p.add_argument("--entity-pool", action="append", default=[], metavar="FILE",
                    help="your own entity candidates instead of the shipped pool: English text (one sentence a line) "
-                        "or a pool file as data/entity_pool/build_pool.py writes (repeatable)")
+                        "or a pool file as xsimpp/data/entity_pool/build_pool.py writes (repeatable)")
     p.add_argument("--audit", type=int, default=0, metavar="N", help="print N random (original, variant) pairs per category to judge by hand")
     p.add_argument("--data-dir", default=None, help="data root holding flores200/ (default: $XSIMPP_DATA_DIR)")
     p.add_argument("--allow-reduced-rules", action="store_true",

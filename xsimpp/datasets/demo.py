@@ -1,4 +1,4 @@
-"""The embedded demo corpus (data/demo): written by the xsimpp team, 4 languages, with its own
+"""The embedded demo corpus (xsimpp/data/demo): written by the xsimpp team, 4 languages, with its own
 hand-checked xsim++ augmented English, so the main job runs on a fresh machine with no download."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ class Demo(Dataset):
     splits = ("dev",)
     default_target = "eng_Latn"
     folders = ("demo",)
-    download_hint = "it ships in the data/demo folder of a full xsimpp checkout; reinstall xsimpp from one"
+    download_hint = "it ships inside the xsimpp package (xsimpp/data/demo); reinstall xsimpp"
 
     def data_roots(self) -> list[Path]:
         return [repo_data_dir()]  # the project's own data; --data-dir does not apply

@@ -60,7 +60,7 @@ class RankingTable:
 # --------------------------------------------------------------------------------------------
 
 def _read_csv_with_comments(path: Path):
-    """CSV whose leading ``#`` lines are comments (citations in data/examples)."""
+    """CSV whose leading ``#`` lines are comments (citations in xsimpp/data/examples)."""
     import pandas as pd
 
     if not path.is_file():

@@ -1,8 +1,8 @@
-"""Build data/entity_pool/entities.tsv: the default entity candidate pool of `xsimpp augment`.
+"""Build xsimpp/data/entity_pool/entities.tsv: the default entity candidate pool of `xsimpp augment`.
 
 Usage (from the repository root; a few minutes on 2 cores):
 
-    XSIMPP_DATA_DIR=../shared/data NLTK_DATA=../shared/nltk_data python data/entity_pool/build_pool.py
+    XSIMPP_DATA_DIR=../shared/data NLTK_DATA=../shared/nltk_data python xsimpp/data/entity_pool/build_pool.py
 
 Reads the English text of the shared data folder (see README.md here for the corpora and their
 licences), runs the paper's recogniser (NLTK's binary chunker) and spaCy's typed NER over it, and
@@ -68,7 +68,7 @@ def main() -> int:
         counts[tag] = len(sents)
         print(f"{tag}: {len(sents)} sentences, {time.time() - t0:.0f} s", file=sys.stderr)
     entries = col.finalise()
-    comments = ["built by data/entity_pool/build_pool.py (see README.md there for sources and licences)",
+    comments = ["built by xsimpp/data/entity_pool/build_pool.py (see README.md there for sources and licences)",
                 f"recognisers: NLTK maxent binary chunker; spaCy {model}",
                 "sentences: " + ", ".join(f"{t} {n}" for t, n in counts.items())]
     Path(args.out).write_text(P.pool_text(entries, comments), encoding="utf-8")

@@ -1,0 +1,27 @@
+"""What the wheel holds: the embedded data is package data (CI builds the wheel, installs it in
+place of the checkout and runs the README's main job from another folder)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import xsimpp
+from xsimpp.paths import repo_data_dir
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_the_embedded_data_is_inside_the_package_and_declared_as_package_data():
+    package = Path(xsimpp.__file__).resolve().parent
+    assert repo_data_dir().resolve().parent == package
+    for needed in ("demo/eng_Latn.dev", "demo/dev_augmented/eng_Latn_augmented.dev", "entity_pool/entities.tsv"):
+        assert (repo_data_dir() / needed).is_file(), needed
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "data/**/*" in config["tool"]["setuptools"]["package-data"]["xsimpp"]
+    assert "graft tests" in (ROOT / "MANIFEST.in").read_text(encoding="utf-8")
