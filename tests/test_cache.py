@@ -245,3 +245,14 @@ def test_interrupted_migration_leaves_the_old_file_usable(tmp_path, monkeypatch)
     with EmbeddingCache(enc.id, enc.fingerprint, tmp_path) as cache:
         assert "lang" in columns(cache)
         assert encode_cached(enc, ["Hi.", "Taxi"], cache=cache, lang="fra")[1] == 0
+
+
+def test_an_encoder_id_never_leaves_the_cache_folder(tmp_path):
+    from xsimpp.cache import EmbeddingCache
+    from xsimpp.errors import BadInputError
+
+    with pytest.raises(BadInputError, match="outside"):
+        EmbeddingCache("..", "f" * 16, tmp_path / "cache")
+    ok = EmbeddingCache("mteb:org/model", "f" * 16, tmp_path / "cache")  # '/' becomes '_': one folder
+    assert ok.path.parent == tmp_path / "cache" / "mteb_org_model"
+    ok.close()

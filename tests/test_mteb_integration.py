@@ -283,3 +283,17 @@ def test_task_inputs_are_checked_when_the_task_is_made(data_dir, tmp_path, wrapp
     task.hf_subsets = ["fur_Latn-eng_Latn"]
     with pytest.raises(BadInputError, match="was made for kea_Latn-eng_Latn, not fur_Latn-eng_Latn"):
         task.evaluate(wrapper, "devtest[:10]", encode_kwargs={})
+
+
+@pytest.mark.parametrize("revision", ["../../escaped", "../x", ".."])
+def test_a_revision_never_chooses_where_the_export_writes(revision, tmp_path):
+    """A name becomes part of a path only through textio.path_inside: '../' in an encoder's revision
+    is refused before anything is written, inside or outside the folder."""
+    rec = _record()
+    rec.signature = Signature("chargram", revision, "0" * 16, "flores200", "devtest", "c" * 12, "xsim",
+                              {"margin": "ratio", "k": 4, "mode": "text"})
+    out = tmp_path / "a" / "b" / "out"
+    with pytest.raises(BadInputError, match="outside") as err:
+        to_mteb_results([rec], out)
+    assert "\n" not in str(err.value)
+    assert not list(tmp_path.rglob("*.json"))

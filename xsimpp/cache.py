@@ -118,10 +118,11 @@ class EmbeddingCache:
     """Persistent sentence -> vector store for one encoder configuration."""
 
     def __init__(self, encoder_id: str, fingerprint: str, root: str | Path | None = None):
-        from .textio import make_dirs
+        from .textio import make_dirs, path_inside
 
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", encoder_id)
-        self.path = Path(root or cache_dir()) / safe / f"{fingerprint}.sqlite"
+        self.path = path_inside(root or cache_dir(), safe, f"{fingerprint}.sqlite",
+                                what=f"the embedding cache of encoder {encoder_id!r}")
         make_dirs(self.path.parent, "--cache-dir")
         if self.path.is_dir():
             raise BadInputError(f"embedding cache {self.path} is a directory; remove it or give another --cache-dir")

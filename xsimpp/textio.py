@@ -245,6 +245,22 @@ def path(text: str) -> str:
     return text
 
 
+def path_inside(root: str | os.PathLike, *parts: str, what: str) -> Path:
+    """``root/parts...`` when it stays inside ``root``: the one check wherever a name (an encoder's
+    id or revision, a model name) becomes part of a path, so a name such as '../x' can never choose
+    where xsimpp writes. Refused in one sentence naming ``what``."""
+    base = Path(root).expanduser()
+    joined = base.joinpath(*parts)
+    inside = os.path.normpath(os.path.abspath(joined))
+    top = os.path.normpath(os.path.abspath(base))
+    # a '..' anywhere is refused even when it lands inside root (it would land in another name's place)
+    climbs = any(c == ".." for p in parts for c in Path(p).parts)
+    if climbs or os.path.commonpath([inside, top]) != top or inside == top:
+        raise BadInputError(f"{what} would be written at {joined}, outside {base}: a name in it ({'/'.join(parts)!r}) "
+                            "is not a plain name")
+    return joined
+
+
 def parse_json(data: bytes | str, where: str | os.PathLike) -> Any:
     """JSON from a file's bytes (or text), bounded: broken UTF-8, invalid JSON, nesting deeper than
     the interpreter's recursion limit and integers past its digit limit (4300) each end in one

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..errors import BadInputError
+from ..textio import path
 
 
 def register(subparsers) -> None:
@@ -24,18 +25,18 @@ def register(subparsers) -> None:
                         "language is augmented through the English line of the same FLORES id (strict style; "
                         "causality only where curated rules exist)")
     p.add_argument("--split", default=None, help="FLORES split (dev or devtest; default devtest, as eval); for FILE, the name used in output files (default dev)")
-    p.add_argument("--out", default=None, help="output folder (required for FILE; default for flores200: <user data>/augmented/flores200/<split>_augmented/<style>)")
+    p.add_argument("--out", type=path, default=None, help="output folder (required for FILE; default for flores200: <user data>/augmented/flores200/<split>_augmented/<style>)")
     p.add_argument("--style", choices=("strict", "paper"), default="strict",
                    help="strict (default): typed, fluent, true negatives; paper: the xSIM++ paper's method as its text describes it")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--max-per-category", type=int, default=100, metavar="N", help="cap on variants per category per sentence (default 100)")
     p.add_argument("--categories", default=None,
                    help="comma-separated subset of causality,entity,number (default: all that the target language has)")
-    p.add_argument("--entity-pool", action="append", default=[], metavar="FILE",
+    p.add_argument("--entity-pool", action="append", default=[], type=path, metavar="FILE",
                    help="your own entity candidates instead of the shipped pool: English text (one sentence a line) "
                         "or a pool file as xsimpp/data/entity_pool/build_pool.py writes (repeatable)")
     p.add_argument("--audit", type=int, default=0, metavar="N", help="print N random (original, variant) pairs per category to judge by hand")
-    p.add_argument("--data-dir", default=None, help="data root holding flores200/ (default: $XSIMPP_DATA_DIR)")
+    p.add_argument("--data-dir", type=path, default=None, help="data root holding flores200/ (default: $XSIMPP_DATA_DIR)")
     p.add_argument("--allow-reduced-rules", action="store_true",
                    help="build causality negatives without WordNet (NLTK data) with the reduced rule set: different "
                         "negatives, recorded in the sidecar (default: missing WordNet is an error)")
@@ -141,8 +142,8 @@ def _report(args, aug, src, paper_split, paths) -> None:
 
     print(f"source: {src}")
     print(A.format_stats(aug, paper_split))
-    for path in paths:
-        print(f"wrote {path}")
+    for written in paths:
+        print(f"wrote {written}")
     if args.audit > 0:
         rng = random.Random(args.seed)
         for cat in aug.info["categories"]:

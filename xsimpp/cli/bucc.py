@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..errors import BadInputError
 from ..tasks import TASKS
+from ..textio import path
 from .common import add_encoder_options, add_engine_options, add_run_options, check_outputs, run_and_print
 from .knobs import add_knobs, given
 
@@ -31,7 +32,7 @@ def register(sub) -> None:
     p.add_argument("--keung", action="store_true",
                    help="removed: it meant the two filters under the LASER protocol, not Keung et al.'s protocol; "
                         "use --protocol keung, or --digit-filter --edit-filter for the filters alone")
-    p.add_argument("--dump", metavar="FILE", help="write TP/FP/FN pairs of --apply (.jsonl for JSON lines, else TSV)")
+    p.add_argument("--dump", type=path, metavar="FILE", help="write TP/FP/FN pairs of --apply (.jsonl for JSON lines, else TSV)")
     add_engine_options(p)
     add_run_options(p)
     p.set_defaults(func=run)

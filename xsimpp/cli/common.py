@@ -30,7 +30,7 @@ def engine_config(args):
 
 
 def add_data_dir_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--data-dir", help="data root (default: $XSIMPP_DATA_DIR, then the user data dir)")
+    p.add_argument("--data-dir", type=path, help="data root (default: $XSIMPP_DATA_DIR, then the user data dir)")
 
 
 def add_encoder_options(p: argparse.ArgumentParser, default: str = "e5-small") -> None:

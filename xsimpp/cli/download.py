@@ -7,6 +7,8 @@ from __future__ import annotations
 import shlex
 import sys
 
+from ..textio import path
+
 
 def register(sub) -> None:
     from ..datasets.download import SOURCES
@@ -17,7 +19,7 @@ def register(sub) -> None:
                                    "sha256 against the checksum kept in xsimpp (or --sha256), and installs nothing "
                                    "unless every file checks out.")
     p.add_argument("source", choices=SOURCES, help="what to fetch")
-    p.add_argument("--to", metavar="DIR", help="data root to install into (default: the user data dir's data folder, "
+    p.add_argument("--to", type=path, metavar="DIR", help="data root to install into (default: the user data dir's data folder, "
                                                "which every command searches; laser_xsimpp: its augmented folder, "
                                                "where `eval --augmented auto` looks)")
     p.add_argument("--langs", help="flores_plus: languages to fetch (kea,fur or kea_Latn,...); English comes with them")
@@ -27,7 +29,7 @@ def register(sub) -> None:
                         "one LASER's eval.sh fetches)")
     p.add_argument("--sha256", action="append", default=[], metavar="[NAME=]HEX",
                    help="the expected sha256 of a file (repeatable); needed where xsimpp keeps none")
-    p.add_argument("--checksums", metavar="FILE", help="expected sha256 sums in `sha256sum` format")
+    p.add_argument("--checksums", type=path, metavar="FILE", help="expected sha256 sums in `sha256sum` format")
     p.add_argument("--unverified", action="store_true",
                    help="accept files xsimpp has no checksum for (their sha256 is written to SHA256SUMS.xsimpp)")
     p.add_argument("--mirror", metavar="URL", help="fetch from this base URL instead of the official one")

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from ..textio import path
+
 
 def register(sub) -> None:
     p = sub.add_parser("leaderboard", help="export the results store as a CSV leaderboard")
-    p.add_argument("--csv", metavar="FILE", help="write the leaderboard to FILE (CSV)")
-    p.add_argument("--html", metavar="FILE",
+    p.add_argument("--csv", type=path, metavar="FILE", help="write the leaderboard to FILE (CSV)")
+    p.add_argument("--html", type=path, metavar="FILE",
                    help="write a self-contained HTML page (sortable tables, error types; opens without a server)")
-    p.add_argument("--results-dir", help="results store folder (default: user data dir)")
+    p.add_argument("--results-dir", type=path, help="results store folder (default: user data dir)")
     p.set_defaults(func=run)
 
 

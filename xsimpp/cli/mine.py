@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from ..textio import path
+
 
 def register(sub) -> None:
     from ..engine import DEFAULT_MARGIN, MARGINS
@@ -12,9 +14,9 @@ def register(sub) -> None:
     p = sub.add_parser("mine", help="margin kNN both ways over large .npy embedding sets (sharded, resumable)",
                        description="Exact margin kNN of --src-emb over --tgt-emb and back, in shards under --out. "
                                    "A killed run resumes from its complete shards and gives identical results.")
-    p.add_argument("--src-emb", required=True, help="source embeddings (.npy, float, sentences x dim)")
-    p.add_argument("--tgt-emb", required=True, help="target embeddings (.npy)")
-    p.add_argument("--out", required=True, help="folder for shards and results (fwd_idx.npy, fwd_score.npy, ...)")
+    p.add_argument("--src-emb", required=True, type=path, help="source embeddings (.npy, float, sentences x dim)")
+    p.add_argument("--tgt-emb", required=True, type=path, help="target embeddings (.npy)")
+    p.add_argument("--out", type=path, required=True, help="folder for shards and results (fwd_idx.npy, fwd_score.npy, ...)")
     p.add_argument("--margin", choices=MARGINS, default=DEFAULT_MARGIN, help=f"margin scoring (default: {DEFAULT_MARGIN})")
     p.add_argument("--k", type=int, default=4, help="neighbours for the margin (default 4)")
     p.add_argument("--max-memory", default="4GB", help="bound on the engine's arrays, e.g. 4GB, 512MB (default 4GB)")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..textio import path
+
 
 def register(sub) -> None:
     from .rank import add_table_options
@@ -19,7 +21,7 @@ def register(sub) -> None:
 
     s = kinds.add_parser("scatter", help="a proxy against BLEU, with the pairwise ranking accuracy in the title")
     add_table_options(s)
-    s.add_argument("--out", required=True, metavar="FILE.png", help="PNG file to write")
+    s.add_argument("--out", type=path, required=True, metavar="FILE.png", help="PNG file to write")
     s.add_argument("--seed", type=int, default=0, help="seed of the bootstrap CI in the title (default: 0)")
     s.add_argument("--confidence", type=float, default=0.95, help="CI level (default: 0.95)")
     for q in (e, x, s):
@@ -27,8 +29,8 @@ def register(sub) -> None:
 
 
 def _store_options(p) -> None:
-    p.add_argument("--out", required=True, metavar="FILE.png", help="PNG file to write")
-    p.add_argument("--results-dir", help="results store folder (default: user data dir)")
+    p.add_argument("--out", type=path, required=True, metavar="FILE.png", help="PNG file to write")
+    p.add_argument("--results-dir", type=path, help="results store folder (default: user data dir)")
     p.add_argument("--dataset", help="results of this dataset (when the store holds several)")
     p.add_argument("--split", help="results of this split (when the store holds several)")
 

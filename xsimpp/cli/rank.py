@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 
+from ..textio import path
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -21,7 +23,7 @@ def register(sub) -> None:
     p.add_argument("--confidence", type=float, default=0.95, help="CI level (default: 0.95)")
     p.add_argument("--scale", choices=("rank", "z", "none"), default="rank",
                    help="put both proxies on one scale per direction before PERM-BOTH swaps (default: rank)")
-    p.add_argument("--json", metavar="FILE", help="also write the full report as JSON ('-' for stdout only)")
+    p.add_argument("--json", type=path, metavar="FILE", help="also write the full report as JSON ('-' for stdout only)")
     p.set_defaults(func=run)
 
 
@@ -33,10 +35,10 @@ def add_table_options(p) -> None:
     src = p.add_argument_group("build the table from stored results instead")
     src.add_argument("--from-results", action="store_true", help="use the results store (xsim, xsim++ records)")
     src.add_argument("--from-leaderboard", metavar="CSV", help="use a leaderboard CSV (`xsimpp leaderboard --csv`)")
-    src.add_argument("--bleu", metavar="BLEU.csv",
+    src.add_argument("--bleu", type=path, metavar="BLEU.csv",
                      help="with --from-results/--from-leaderboard: system (encoder name), direction (or "
                           "src_lang,tgt_lang), bleu (or hyp,ref), [family]")
-    src.add_argument("--results-dir", help="results store folder (default: user data dir)")
+    src.add_argument("--results-dir", type=path, help="results store folder (default: user data dir)")
     src.add_argument("--dataset", help="results of this dataset only (when the store holds several)")
     src.add_argument("--split", help="results of this split only")
     src.add_argument("--margin", help="results with this margin only")

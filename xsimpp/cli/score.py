@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from ..tasks.tables import errtype_table, xsim_table
 from ..tasks.xsim import XsimSettings
+from ..textio import path
 from .common import add_engine_options, engine_config
 from .knobs import add_knobs, given
 
@@ -14,10 +15,10 @@ ARRAY_ONLY = ("rerank", "alpha", "protocol")
 def register(sub) -> None:
     p = sub.add_parser("score", help="score precomputed embeddings, as LASER's xSIM() does",
                        description="xsim of source vs target embedding files; xsim++ with --errtype-json.")
-    p.add_argument("--src-emb", required=True, help="source embeddings: .npy, or raw float32 (LASER) with --dim")
-    p.add_argument("--tgt-emb", required=True, help="target embeddings (gold first, then augmented for xsim++)")
-    p.add_argument("--tgt-text", help="target sentences, one a line (needed for --mode text and xsim++)")
-    p.add_argument("--errtype-json", help="LASER errtype JSON of the augmented targets (xsim++)")
+    p.add_argument("--src-emb", required=True, type=path, help="source embeddings: .npy, or raw float32 (LASER) with --dim")
+    p.add_argument("--tgt-emb", required=True, type=path, help="target embeddings (gold first, then augmented for xsim++)")
+    p.add_argument("--tgt-text", type=path, help="target sentences, one a line (needed for --mode text and xsim++)")
+    p.add_argument("--errtype-json", type=path, help="LASER errtype JSON of the augmented targets (xsim++)")
     p.add_argument("--allow-errtype", action="append", default=[], metavar="NAME",
                    help="accept this error type name in --errtype-json besides causality, entity, number (repeatable)")
     p.add_argument("--dim", type=int, help="vector size for raw files (LASER default 1024)")

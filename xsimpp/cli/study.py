@@ -4,6 +4,8 @@ xsimpp.study)."""
 
 from __future__ import annotations
 
+from ..textio import path
+
 
 def register(sub) -> None:
     p = sub.add_parser(
@@ -16,10 +18,10 @@ def register(sub) -> None:
     p.add_argument("config", nargs="?", metavar="CONFIG.toml", help="the study configuration")
     p.add_argument("--preset", choices=("small", "large", "checkpoints"), help="a built-in configuration instead of a file")
     p.add_argument("--print-config", action="store_true", help="print the configuration (e.g. a preset's) and exit")
-    p.add_argument("--out", help="report folder (default: study-<name>); written atomically")
+    p.add_argument("--out", type=path, help="report folder (default: study-<name>); written atomically")
     p.add_argument("--overwrite", action="store_true", help="replace an existing, non-empty --out folder")
-    p.add_argument("--data-dir", help="data root (default: $XSIMPP_DATA_DIR, then the user data dir)")
-    p.add_argument("--cache-dir", help="embedding cache folder (default: user cache)")
+    p.add_argument("--data-dir", type=path, help="data root (default: $XSIMPP_DATA_DIR, then the user data dir)")
+    p.add_argument("--cache-dir", type=path, help="embedding cache folder (default: user cache)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     p.set_defaults(func=run)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ..tasks import TASKS
+from ..textio import path
 from .common import add_encoder_options, add_engine_options, add_run_options, check_outputs, run_and_print
 from .knobs import add_knobs, given
 
@@ -17,7 +18,7 @@ def register(sub) -> None:
     add_encoder_options(p)
     add_knobs(p, TASK.Source)
     add_knobs(p, TASK.Settings)
-    p.add_argument("--dump", metavar="FILE", help="write every retrieval error (.jsonl for JSON lines, else TSV)")
+    p.add_argument("--dump", type=path, metavar="FILE", help="write every retrieval error (.jsonl for JSON lines, else TSV)")
     add_engine_options(p)
     add_run_options(p)
     p.set_defaults(func=run)

@@ -6,17 +6,19 @@ from __future__ import annotations
 
 import sys
 
+from ..textio import path
+
 
 def _add_input_args(p, order: str = "") -> None:
     p.add_argument("--pairs", help=f"training pairs{order}: one 'source<TAB>target' per line")
-    p.add_argument("--src", help="with --tgt: two line-aligned files instead of --pairs (e.g. the OLDI seed)")
-    p.add_argument("--tgt", help="the other side of --src")
+    p.add_argument("--src", type=path, help="with --tgt: two line-aligned files instead of --pairs (e.g. the OLDI seed)")
+    p.add_argument("--tgt", type=path, help="the other side of --src")
 
 
 def _add_recipe_args(p) -> None:
     p.add_argument("--keep-test-overlap", action="store_true",
                    help="do not drop pairs that contain a FLORES-200 or Tatoeba test sentence")
-    p.add_argument("--data-dir", help="data root searched for FLORES-200 and Tatoeba (default: $XSIMPP_DATA_DIR, "
+    p.add_argument("--data-dir", type=path, help="data root searched for FLORES-200 and Tatoeba (default: $XSIMPP_DATA_DIR, "
                                       "then the user data dir)")
     _add_seed_device(p)
 
@@ -40,7 +42,7 @@ def register(sub) -> None:
     _add_input_args(o)
     o.add_argument("--model", default=DEFAULT_MODEL,
                    help=f"starting model: folder, hub name or e5-small (default: {DEFAULT_MODEL})")
-    o.add_argument("--out", required=True, help="output folder (written atomically; replaced if it exists)")
+    o.add_argument("--out", type=path, required=True, help="output folder (written atomically; replaced if it exists)")
     o.add_argument("--layer", type=int, default=DEFAULT_LAYER,
                    help=f"token-state layer BERTScore uses (default {DEFAULT_LAYER} of e5-small's 12; "
                         "paper: 8 of 12 for base models, 17 of 24 for xlm-roberta-large)")
@@ -75,13 +77,13 @@ def _register_mnr(tsub) -> None:
                                     "loads with --encoder hf --model OUT in every command. Paper values (the "
                                     "authors' code, align-filter) in brackets.")
     _add_input_args(m, " in aligned order")
-    m.add_argument("--docs", help="document ids, one per pair: a TSV file with a header line and one row per pair "
+    m.add_argument("--docs", type=path, help="document ids, one per pair: a TSV file with a header line and one row per pair "
                                   "(e.g. the OLDI seed's metadata.tsv, whose URL column names each sentence's "
                                   "article); consecutive equal ids are one document and the window stays inside it "
                                   "(default: the whole file is one document)")
     m.add_argument("--docs-column", help="column of --docs holding the id (default: the first)")
     m.add_argument("--model", default=DEFAULT_MODEL, help=f"starting model (default: {DEFAULT_MODEL}) [mBERT]")
-    m.add_argument("--out", required=True, help="output folder (written atomically; replaced if it exists)")
+    m.add_argument("--out", type=path, required=True, help="output folder (written atomically; replaced if it exists)")
     m.add_argument("--window", type=int, default=d.window,
                    help=f"W: neighbouring targets on each side as negatives (default {d.window}) [3: window 6]")
     m.add_argument("--random", type=int, default=d.random_negatives,
@@ -119,8 +121,8 @@ def _register_self_train(tsub) -> None:
                     "|cos - label| with the English side frozen. The checkpoint loads with --encoder hf --model OUT: "
                     "English through the frozen base, other languages through the trained copy. "
                     "Paper values in brackets.")
-    s.add_argument("--src", help="source-language sentences, one a line (not aligned with --tgt)")
-    s.add_argument("--tgt", help="English sentences, one a line")
+    s.add_argument("--src", type=path, help="source-language sentences, one a line (not aligned with --tgt)")
+    s.add_argument("--tgt", type=path, help="English sentences, one a line")
     s.add_argument("--bucc", metavar="PAIR", help="instead of --src/--tgt: both sides of a BUCC 2018 split, e.g. zh-en "
                                                   "(gold pairs are never read)")
     s.add_argument("--split", default="sample", help="the BUCC split with --bucc (default: sample)")
@@ -128,7 +130,7 @@ def _register_self_train(tsub) -> None:
     s.add_argument("--tgt-lang", default=None, help="target language, encoded by the frozen base (default: en)")
     s.add_argument("--model", default="e5-small", help="starting model: folder, hub name or e5-small (default) "
                                                        "[mBERT]")
-    s.add_argument("--out", required=True, help="output folder (written atomically; replaced if it exists)")
+    s.add_argument("--out", type=path, required=True, help="output folder (written atomically; replaced if it exists)")
     s.add_argument("--layer", type=int, default=-1, help="pooled layer (default: the final one) [final, mean-pooled; "
                                                          "layer 8 is their ablation]")
     s.add_argument("--prompt", help="text put before every sentence (default: 'query: ' for e5-small, else none)")
@@ -154,8 +156,8 @@ def _register_self_train(tsub) -> None:
     s.add_argument("--max-length", type=int, default=512, help="max tokens per sentence (default 512, as hf)")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--device", default="auto", help="cpu, cuda, ... (default: cuda if available)")
-    s.add_argument("--data-dir", help="data root for --bucc (default: $XSIMPP_DATA_DIR, then the user data dir)")
-    s.add_argument("--cache-dir", help="embedding cache folder (default: the user data dir's)")
+    s.add_argument("--data-dir", type=path, help="data root for --bucc (default: $XSIMPP_DATA_DIR, then the user data dir)")
+    s.add_argument("--cache-dir", type=path, help="embedding cache folder (default: the user data dir's)")
     s.add_argument("--no-cache", action="store_true", help="encode everything afresh")
     s.add_argument("--quiet", action="store_true", help="no per-step loss lines")
     s.set_defaults(func=run_self_train)
@@ -357,10 +359,10 @@ def _register_distill(tsub) -> None:
     t.add_argument("--teacher", default=DEFAULT_TEACHER,
                    help=f"the frozen teacher: an hf model (last layer, mean pooling; default {DEFAULT_TEACHER}, the "
                         "starting student itself; e5-small takes its 'query: ' prompt, and wants --center-teacher)")
-    t.add_argument("--student", default=DEFAULT_STUDENT,
+    t.add_argument("--student", type=path, default=DEFAULT_STUDENT,
                    help=f"the starting student: a sentence-transformers or Hugging Face folder or name (default "
                         f"{DEFAULT_STUDENT}, bundled)")
-    t.add_argument("--out", default=DEFAULT_OUT, help=f"checkpoint folder, one OUT/step-NNNNN per checkpoint, each "
+    t.add_argument("--out", type=path, default=DEFAULT_OUT, help=f"checkpoint folder, one OUT/step-NNNNN per checkpoint, each "
                                                       f"written atomically (default {DEFAULT_OUT})")
     t.add_argument("--save-every", type=int, default=d.save_every,
                    help="write a checkpoint every N steps (default: only the last step)")
@@ -382,8 +384,8 @@ def _register_distill(tsub) -> None:
     t.add_argument("--prompt", help="text put before every student sentence (default: 'query: ' for e5-small, "
                                     "else none)")
     _add_seed_device(t)
-    t.add_argument("--data-dir", help="data root (default: $XSIMPP_DATA_DIR, then the user data dir)")
-    t.add_argument("--cache-dir", help="the teacher's embedding cache folder (default: the user data dir's)")
+    t.add_argument("--data-dir", type=path, help="data root (default: $XSIMPP_DATA_DIR, then the user data dir)")
+    t.add_argument("--cache-dir", type=path, help="the teacher's embedding cache folder (default: the user data dir's)")
     t.add_argument("--no-cache", action="store_true", help="encode the teacher's English afresh")
     t.add_argument("--log-every", type=int, default=0, help="print the loss every N steps (default 0: never)")
     t.add_argument("--no-progress", action="store_true", help="no progress bars")

@@ -49,7 +49,7 @@ from ..results import ResultRecord, Results
 from ..tasks import TASKS
 from ..tasks.runner import RunOptions, prepare, run_prepared
 from ..tasks.xsim import XsimSettings
-from ..textio import atomic_write_many, check_output_dir
+from ..textio import atomic_write_many, check_output_dir, path_inside
 
 try:
     from datasets import Dataset
@@ -248,7 +248,13 @@ def to_mteb_results(results: Results | Iterable[ResultRecord], folder) -> list[P
             result = TaskResult.from_task_results(task, scores, evaluation_time=None,
                                                   date=max(datetime.datetime.fromisoformat(r.created) for r in recs))
             staged = staging.get_task_result_path(task.metadata.name, meta)
-            target = out / staged.relative_to(staging.cache_path / "results")
+            # <model>/<revision>/<task>.json, each name checked before anything is written: a revision
+            # such as '../x' must not choose where the file goes
+            target = path_inside(out, meta.model_name_as_path(), str(meta.revision), staged.name,
+                                 what=f"the MTEB result file of {meta.name}@{meta.revision}")
+            if target != out / staged.relative_to(staging.cache_path / "results"):
+                raise BadInputError(f"mteb would write the result of {meta.name}@{meta.revision} elsewhere than "
+                                    f"{target}; not exported")
             if target.is_file():
                 result = _merged(target, result)
             staging.save_to_cache(result, meta)

@@ -35,6 +35,7 @@ from ..engine import DEFAULT_MARGIN, MARGINS
 from ..errors import BadInputError
 from ..results import ResultRecord
 from ..scoring import bucc as B
+from ..textio import path
 from .base import MetricInfo, Settings, Task, TaskReport, check_margin_k, embedder_for, knob, pair_scores_for, sign
 from .retrieval import lang_list
 
@@ -70,7 +71,7 @@ class MiningSource:
     fill_sources: tuple[str, ...] = knob(("tatoeba", "tatoeba-challenge"),
                                          "distractor sources sampled (seeded) up to --distractors",
                                          type=lambda s: tuple(x for x in s.split(",") if x), metavar="SOURCES")
-    data_dir: Any = knob(None, "data root (default: $XSIMPP_DATA_DIR, then the user data dir)")
+    data_dir: Any = knob(None, "data root (default: $XSIMPP_DATA_DIR, then the user data dir)", type=path)
 
     def __post_init__(self) -> None:
         for name in ("flores_lines", "ntrex_lines", "unpaired_sources"):

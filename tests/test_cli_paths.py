@@ -1,0 +1,50 @@
+"""Every path a command takes goes through ``textio.path``: an empty one is refused in one sentence
+before any work, never read as "the default folder" or the current one."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from xsimpp.cli import build_parser, main
+from xsimpp.textio import path
+
+# Options that name a file or folder, wherever a command has them.
+PATH_DESTS = {"out", "to", "data_dir", "cache_dir", "results_dir", "csv", "html", "dump", "entity_pool", "bleu",
+              "json", "checksums", "src", "tgt", "docs", "student", "src_file", "tgt_file", "augmented", "src_emb",
+              "tgt_emb", "tgt_text", "errtype_json"}
+
+
+def _actions(parser, prefix=()):
+    for a in parser._actions:
+        if isinstance(a, argparse._SubParsersAction):
+            for name, sub in a.choices.items():
+                yield from _actions(sub, prefix + (name,))
+        elif a.option_strings and a.dest in PATH_DESTS and a.nargs != 0 and a.type is not bool:
+            yield prefix, a
+
+
+def test_every_path_option_refuses_an_empty_path():
+    found = [(" ".join(p), a.option_strings[0]) for p, a in _actions(build_parser())
+             if not isinstance(a, (argparse._StoreTrueAction, argparse._StoreConstAction)) and a.type is not path]
+    assert not found, f"path options without textio.path: {found}"
+
+
+@pytest.mark.parametrize("argv", [
+    ["study", "--preset", "small", "--out", ""],
+    ["augment", "flores200", "--split", "dev", "--out", ""],
+    ["train", "distill", "--langs", "kea", "--out", ""],
+    ["download", "flores200", "--to", ""],
+    ["mining-f1", "--encoder", "chargram", "--langs", "kea", "--data-dir", ""],
+    ["leaderboard", "--csv", " "],
+])
+def test_an_empty_path_is_one_sentence_and_exit_2(argv, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    try:
+        code = main(argv)
+    except SystemExit as e:  # argparse's own exit for a value its type refuses
+        code = e.code
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "invalid path value" in err and len(err.splitlines()) == 1, err
+    assert not any(tmp_path.iterdir())  # nothing written where it ran
