@@ -13,6 +13,13 @@ from collections import defaultdict
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "xsimpp"
+# xsimpp/data is package data, not code: the script beside a data file (entity_pool/build_pool.py,
+# which rebuilds it) is run by hand, never imported.
+DATA = PACKAGE / "data"
+
+
+def modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py") if DATA not in p.parents)
 BASE = {"errors", "options", "paths", "textio", "version"}
 # package -> the xsimpp packages it may import (besides itself). "(root)" (xsimpp/__init__.py, the
 # top: it re-exports the API) is in no list, so no module inside xsimpp may import it.
@@ -51,7 +58,7 @@ ALLOWED = {
 
 def package_imports() -> dict[str, set[str]]:
     found: dict[str, set[str]] = defaultdict(set)
-    for path in PACKAGE.rglob("*.py"):
+    for path in modules():
         rel = path.relative_to(PACKAGE.parent).with_suffix("").parts
         module = rel[:-1] if rel[-1] == "__init__" else rel
         pkg = module if path.name == "__init__.py" else module[:-1]
@@ -103,7 +110,7 @@ def module_graph() -> dict[str, set[str]]:
         return (PACKAGE / rel).with_suffix(".py").is_file() or (PACKAGE / rel / "__init__.py").is_file()
 
     graph: dict[str, set[str]] = {}
-    for path in PACKAGE.rglob("*.py"):
+    for path in modules():
         rel = path.relative_to(PACKAGE.parent).with_suffix("").parts
         module = ".".join(rel[:-1] if rel[-1] == "__init__" else rel)
         pkg = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
