@@ -118,6 +118,50 @@ def test_html_is_self_contained_and_readable_without_js(tmp_path):
     assert et["rows"][2][:7] == ["alpha", "spa_Latn-eng_Latn", "5", "0", "5", "0", "10"]  # absent type = 0
 
 
+def _store_other_families(root: Path) -> None:
+    """Tatoeba accuracies in text and index mode (n 100, 200, 300), BUCC under two threshold
+    rules and MTEB's F1: metrics without a margin, of another direction and another average."""
+    store = ResultStore(root)
+    for enc, accs in (("alpha", (96.0, 88.0, 91.0)), ("beta", (90.0, 90.0, 90.0))):
+        for mode in ("text", "index"):
+            for lang, acc, n in zip(("deu", "fra", "swh"), accs, (100, 200, 300)):
+                sig = Signature(enc, "r1", "f" * 16, "tatoeba", "test", "c" * 64, "tatoeba_acc_xx2en",
+                                {"margin": "absolute", "k": 1, "mode": mode})
+                store.put(ResultRecord("tatoeba_acc_xx2en", acc - (mode == "index"), n, lang, "eng", sig,
+                                       errors=round(n * (100 - acc) / 100)))
+        for rule, f1 in (("best-f1@sample", 80.0), ("cv5-seed0", 70.0)):
+            sig = Signature(enc, "r1", "f" * 16, "bucc2018", "sample", "c" * 64, "bucc_f1",
+                            {"protocol": "laser", "margin": "ratio", "k": 4, "threshold": rule, "subset": "all"})
+            store.put(ResultRecord("bucc_f1", f1, 257, "zh", "en", sig))
+        for lang, f1 in (("kea_Latn", 50.0), ("fur_Latn", 60.0)):
+            sig = Signature(enc, "r1", "f" * 16, "flores200", "devtest", "c" * 64, "mteb_bitext_f1",
+                            {"scoring": "cosine-top1"})
+            store.put(ResultRecord("mteb_bitext_f1", f1, 1012, lang, "eng_Latn", sig))
+
+
+def test_html_shows_every_metric_family_with_its_own_average_and_heading(tmp_path):
+    _store_other_families(tmp_path / "results")
+    out = tmp_path / "lb.html"
+    assert main(["leaderboard", "--results-dir", str(tmp_path / "results"), "--html", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    tables = _parse(text).tables
+    headings = re.findall(r"<h2[^>]*>([^<]*)</h2>", text)
+    # every family has its table: BUCC once per threshold rule, MTEB's F1 without margin or k
+    assert sum("bucc_f1" in h for h in headings) == 2 and any("mteb_bitext_f1" in h for h in headings)
+    assert len([t for t in tables if "bucc_f1" in t]) == 2 and "t-flores200-devtest-mteb_bitext_f1" in tables
+    # text and index mode: two headings that say which, k as an integer
+    tat = [h for h in headings if "tatoeba_acc_xx2en" in h]
+    assert len(tat) == 2 and any("mode text" in h for h in tat) and any("mode index" in h for h in tat)
+    assert all("k 1" in h and "1.0" not in h and "higher is better" in h for h in tat)
+    # an accuracy's average is the micro accuracy (n-weighted), never 100 minus it:
+    # alpha (96*100 + 88*200 + 91*300) / 600 = 90.83
+    rows = {r[0]: r for r in tables["t-tatoeba-test-tatoeba_acc_xx2en-absolute-k1-text"]["rows"]}
+    assert rows["alpha"][-1] == "90.83" and rows["beta"][-1] == "90.00"
+    # an F1's average is the plain mean over pairs
+    rows = {r[0]: r for r in tables["t-flores200-devtest-mteb_bitext_f1"]["rows"]}
+    assert rows["alpha"][-1] == "55.00"
+
+
 def _dump_dom(browser: str, url: str, tmp_path: Path) -> str:
     profile = tmp_path / "chromium-profile"  # a fresh profile: no state from other runs
     cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

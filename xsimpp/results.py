@@ -185,6 +185,8 @@ def leaderboard_frame(records: Iterable[ResultRecord]):
         pp = df["metric"] == "xsim++"
         df.loc[pp, err_cols] = df.loc[pp, err_cols].fillna(0)
     df = df[LEADERBOARD_COLUMNS + extra]
+    # k is a count: shown as 4, not 4.0, when some records have none (MTEB's F1)
+    df["k"] = pd.to_numeric(df["k"], errors="coerce").astype("Int64")
     return df.sort_values(["dataset", "split", "metric", "src_lang", "tgt_lang", "encoder"], kind="stable").reset_index(drop=True)
 
 

@@ -38,7 +38,9 @@ def run(args) -> int:
 
     cols = ["encoder", "dataset", "split", "src_lang", "tgt_lang", "metric", "value", "n", "margin", "k", "mode"]
     # Settings a metric does not have (BUCC has no mode) show as '-', not nan.
-    body = [["-" if v is None or (isinstance(v, float) and v != v) else v for v in row]
-            for row in df[cols].values.tolist()]
+    import pandas as pd
+
+    body = [["-" if v is None or v is pd.NA or (isinstance(v, float) and v != v) else v for v in row]
+            for row in df[cols].astype(object).values.tolist()]
     print(tabulate(body, headers=cols, tablefmt="simple", floatfmt=".2f"))
     return 0

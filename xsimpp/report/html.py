@@ -7,6 +7,7 @@ load, which also lets a headless browser test check that the script ran).
 
 from __future__ import annotations
 
+import hashlib
 import html
 import re
 from datetime import datetime, timezone
@@ -75,6 +76,11 @@ def _slug(*parts: Any) -> str:
     return "t-" + re.sub(r"[^A-Za-z0-9_.+-]+", "_", s).replace("+", "p")
 
 
+def _table_id(dataset: str, split: str, metric: str, settings: str) -> str:
+    p = dict(part.split(":", 1) for part in settings.split("|") if ":" in part)
+    return _slug(dataset, split, metric, p.get("margin"), f"k{p['k']}" if "k" in p else None, p.get("mode"))
+
+
 def _num(v, integer: bool = False) -> tuple[str, str]:
     """(data-v, shown text) of a number cell; empty for missing; counts shown without decimals."""
     try:
@@ -97,8 +103,10 @@ def _th(key: str, label: str, text: bool = False, title: str = "") -> str:
     return f'<th data-key="{html.escape(key)}"{" class=t" if text else ""}{t}>{html.escape(label)}</th>'
 
 
-def _metric_table(sub, table_id: str, lower_is_better: bool) -> str:
-    """Rows: encoders; columns: language pairs + micro average (sum errors / sum n)."""
+def _metric_table(sub, table_id: str, lower_is_better: bool, unit: str = "error %") -> str:
+    """Rows: encoders; columns: language pairs + an average over them, the one the metric has: an
+    error rate's micro average (all errors / all sentences, as LASER prints it), an accuracy's micro
+    average (all correct / all sentences: the n-weighted mean), else (F1) the plain mean over pairs."""
     import pandas as pd
 
     sub = sub.assign(pair=sub["src_lang"].astype(str) + "-" + sub["tgt_lang"].astype(str))
@@ -106,12 +114,22 @@ def _metric_table(sub, table_id: str, lower_is_better: bool) -> str:
     encoders = sorted(sub["encoder"].unique())
     wide = sub.pivot_table(index="encoder", columns="pair", values="value", aggfunc="first")
     err = pd.to_numeric(sub["errors"], errors="coerce")
-    has_errors = err.notna().all()
+    if unit == "error %" and err.notna().all():
+        how, title = "micro", "micro average: all errors / all sentences"
+    elif unit.startswith("accuracy"):
+        how, title = "weighted", "micro average: all correct / all sentences (the mean weighted by n)"
+    else:
+        how, title = "mean", "mean over the language pairs (unweighted)"
     avg = {}
     for enc, g in sub.groupby("encoder"):
-        e = pd.to_numeric(g["errors"], errors="coerce")
-        # micro average as LASER prints it, only when every pair has its error count
-        avg[enc] = 100.0 * e.sum() / g["n"].sum() if has_errors and len(g) == len(pairs) else float("nan")
+        if len(g) != len(pairs):  # an encoder without every pair has no average to compare
+            avg[enc] = float("nan")
+        elif how == "micro":
+            avg[enc] = 100.0 * pd.to_numeric(g["errors"]).sum() / g["n"].sum()
+        elif how == "weighted":
+            avg[enc] = float((g["value"] * g["n"]).sum() / g["n"].sum())
+        else:
+            avg[enc] = float(g["value"].mean())
     best = {}
     for p in pairs + ["average"]:
         col = wide[p] if p != "average" else pd.Series(avg)
@@ -120,7 +138,7 @@ def _metric_table(sub, table_id: str, lower_is_better: bool) -> str:
             best[p] = col.min() if lower_is_better else col.max()
     sigs = {enc: g["signature"].iloc[0] for enc, g in sub.groupby("encoder")}
     head = _th("encoder", "encoder", text=True) + "".join(_th(p, p) for p in pairs) + _th(
-        "average", "average", title="micro average: all errors / all sentences")
+        "average", "average", title=title)
     body = []
     for enc in encoders:
         cells = [f'<td class="t" title="{html.escape(str(sigs[enc]))}">{html.escape(str(enc))}</td>']
@@ -167,19 +185,27 @@ def leaderboard_html(df, title: str = "xsimpp leaderboard") -> str:
     if df is None or df.empty:
         raise BadInputError("no results to show yet; run `xsimpp eval` first")
     sections, toc = [], []
-    group_cols = ["dataset", "split", "metric", "margin", "k", "mode"]
-    keyed = df.assign(**{c: df[c].astype(str) for c in group_cols})
-    for key, sub in keyed.groupby(group_cols, sort=True):
-        dataset, split, metric, margin, k, mode = key
-        tid = _slug(dataset, split, metric, margin, f"k{k}", mode)
+    # One table per dataset, split, metric and settings: every signed setting (the part of each
+    # signature after the metric: margin, k, mode, a BUCC threshold rule, xsim++ negatives, ...), so
+    # numbers meet only where they compare, and a record without a margin (MTEB's F1) has its table.
+    keyed = df.assign(settings=df["signature"].map(lambda sig: "|".join(str(sig).split("|")[4:])))
+    groups = list(keyed.groupby(["dataset", "split", "metric", "settings"], sort=True))
+    # A table's id (the page's #sort=ID:COLUMN:DIR links) names dataset, split, metric, margin, k and
+    # mode, as it always has; tables those share are told apart by a digest of their other settings.
+    ids = [_table_id(dataset, split, metric, settings) for (dataset, split, metric, settings), _ in groups]
+    for ((dataset, split, metric, settings), sub), tid in zip(groups, ids):
+        if ids.count(tid) > 1:
+            tid += "-" + hashlib.sha256(settings.encode()).hexdigest()[:6]
         info = METRICS.get(metric)
         lower = info.lower_is_better if info is not None else metric.startswith("xsim")
-        unit = f"{info.unit}, " if info is not None else ""
-        heading = f"{dataset} / {split} — {metric} ({unit}{'lower' if lower else 'higher'} is better)"
-        settings = f"margin {margin}, k {k}, mode {mode}"
-        toc.append(f'<li><a href="#{tid}">{html.escape(heading)}</a></li>')
-        part = [f"<h2>{html.escape(heading)}</h2>", f'<p class="meta">{html.escape(settings)}; best per column in bold; '
-                "hover an encoder for its signature; click a header to sort</p>", _metric_table(sub, tid, lower)]
+        unit = info.unit if info is not None else ""
+        shown = ", ".join(part.replace(":", " ", 1) for part in settings.split("|") if part) or "no settings"
+        heading = (f"{dataset} / {split} — {metric} ({unit + ', ' if unit else ''}"
+                   f"{'lower' if lower else 'higher'} is better) — {shown}")
+        toc.append(f'<li><a href="#h-{tid}">{html.escape(heading)}</a></li>')
+        part = [f"<h2 id=\"h-{tid}\">{html.escape(heading)}</h2>",
+                '<p class="meta">best per column in bold; hover an encoder for its signature; click a header to '
+                "sort</p>", _metric_table(sub, tid, lower, unit)]
         if any(c.startswith("err_") for c in sub.columns) and sub.filter(like="err_").notna().any().any():
             eid = tid + "-errtypes"
             part.append(f"<h2>{html.escape(dataset)} / {html.escape(split)} — {html.escape(metric)} errors by type</h2>")
