@@ -162,6 +162,27 @@ def test_html_shows_every_metric_family_with_its_own_average_and_heading(tmp_pat
     assert rows["alpha"][-1] == "55.00"
 
 
+def test_plot_xsim_with_two_scripts_of_one_language_and_mixed_settings(tmp_path):
+    """zho_Hans and zho_Hant share a short label (zho-eng): both keep their full codes instead of a
+    pandas 'duplicate labels' traceback; results under two settings of one metric are refused in
+    one sentence naming the settings that differ."""
+    from xsimpp.errors import BadInputError
+    from xsimpp.report.plots import plot_xsim_vs_xsimpp
+    from xsimpp.results import leaderboard_frame
+
+    def rec(lang, margin="ratio", k=4, value=10.0):
+        sig = Signature("enc", "r1", "f" * 16, "flores200", "devtest", "c" * 64, "xsim",
+                        {"margin": margin, "k": k, "mode": "text"})
+        return ResultRecord("xsim", value, 100, lang, "eng_Latn", sig, errors=int(value))
+
+    records = [rec("zho_Hans"), rec("zho_Hant", value=12.0), rec("kea_Latn", value=3.0)]
+    out = plot_xsim_vs_xsimpp(leaderboard_frame(records), None, tmp_path / "x.png")
+    assert out.read_bytes()[:8] == PNG_MAGIC
+    with pytest.raises(BadInputError, match=r"several settings \(k:1, k:4, margin:absolute, margin:ratio\)"):
+        plot_xsim_vs_xsimpp(leaderboard_frame(records + [rec("fur_Latn", margin="absolute", k=1)]), None,
+                            tmp_path / "y.png")
+
+
 def _dump_dom(browser: str, url: str, tmp_path: Path) -> str:
     profile = tmp_path / "chromium-profile"  # a fresh profile: no state from other runs
     cmd = [browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

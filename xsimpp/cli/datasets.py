@@ -8,7 +8,9 @@ from .common import add_data_dir_option
 
 
 def register(sub) -> None:
-    p = sub.add_parser("datasets", help="list datasets and whether they are available")
+    p = sub.add_parser("datasets", help="list datasets and whether they are available",
+                       description="Every dataset `--dataset` takes, with whether its files are found under the data "
+                                   "roots (--data-dir, $XSIMPP_DATA_DIR, the user data dir) and how to get them.")
     add_data_dir_option(p)
     p.set_defaults(func=run)
 

@@ -6,7 +6,9 @@ from tabulate import tabulate
 
 
 def register(sub) -> None:
-    p = sub.add_parser("encoders", help="list encoders and what each needs")
+    p = sub.add_parser("encoders", help="list encoders and what each needs",
+                       description="Every registered encoder (built in or from a package's xsimpp.encoders entry "
+                                   "point) with what it needs and whether that is installed.")
     p.set_defaults(func=run)
 
 

@@ -6,7 +6,10 @@ from ..textio import path
 
 
 def register(sub) -> None:
-    p = sub.add_parser("leaderboard", help="export the results store as a CSV leaderboard")
+    p = sub.add_parser("leaderboard", help="export the results store as a CSV leaderboard",
+                       description="The results store as a table (one row per encoder x dataset x pair x metric x "
+                                   "settings), a CSV file (--csv) or a self-contained HTML page (--html) with one "
+                                   "sortable table per dataset, metric and settings.")
     p.add_argument("--csv", type=path, metavar="FILE", help="write the leaderboard to FILE (CSV)")
     p.add_argument("--html", type=path, metavar="FILE",
                    help="write a self-contained HTML page (sortable tables, error types; opens without a server)")

@@ -22,8 +22,9 @@ class Flores200(Dataset):
     default_target = "eng_Latn"
     folders = ("flores200", "flores200_dataset", "flores-200", ".")
     download_hint = (
-        "download flores200_dataset.tar.gz (https://github.com/facebookresearch/flores/tree/main/flores200) "
-        "and unpack it under a data root given by --data-dir or XSIMPP_DATA_DIR"
+        "fetch it with `xsimpp download flores200` (or unpack flores200_dataset.tar.gz, "
+        "https://github.com/facebookresearch/flores/tree/main/flores200, under a data root given by --data-dir "
+        "or XSIMPP_DATA_DIR)"
     )
 
     def holds_data(self, folder: Path) -> bool:

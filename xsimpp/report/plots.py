@@ -63,10 +63,25 @@ def _short_pair(src: str, tgt: str) -> str:
     return f"{str(src).split('_')[0]}-{str(tgt).split('_')[0]}"
 
 
+def _pair_labels(src, tgt) -> list[str]:
+    """Axis labels of language pairs: short (deu-eng) unless two pairs would read the same
+    (zho_Hans-eng and zho_Hant-eng), which keep their full codes."""
+    full = [f"{a}-{b}" for a, b in zip(src, tgt)]
+    short = [_short_pair(a, b) for a, b in zip(src, tgt)]
+    clash = {x for x in short if len({f for f, s in zip(full, short) if s == x}) > 1}
+    return [f if s in clash else s for f, s in zip(full, short)]
+
+
 def _one_setting(sub, what: str):
-    settings = sub[["margin", "k", "mode"]].astype(str).drop_duplicates()
-    if len(settings) > 1:
-        raise BadInputError(f"{what} has results under several settings (margin/k/mode); keep one in the store")
+    """One table's worth of results per metric: every signed setting alike (margin, k, mode, the
+    xsim++ negatives, ...), read from the signatures as the leaderboard reads them."""
+    for metric, g in sub.groupby("metric"):
+        settings = sorted({"|".join(str(sig).split("|")[4:]) for sig in g["signature"]})
+        if len(settings) > 1:
+            differ = sorted(set.union(*map(set, (x.split("|") for x in settings))) -
+                            set.intersection(*map(set, (x.split("|") for x in settings))))
+            raise BadInputError(f"{what} has {metric} results under several settings ({', '.join(differ)}); keep "
+                                "one in the store (or plot from a --results-dir that holds one)")
 
 
 def plot_error_types(df, encoder: str, path: str | Path, *, dataset: str | None = None,
@@ -91,7 +106,7 @@ def plot_error_types(df, encoder: str, path: str | Path, *, dataset: str | None 
         raise BadInputError(f"no xsim++ results for encoder {encoder!r} here (have: {', '.join(have) or 'none'}){where}")
     _one_setting(sub, f"encoder {encoder!r}")
     sub = sub.sort_values(["src_lang", "tgt_lang"])
-    labels = [_short_pair(s, t) for s, t in zip(sub["src_lang"], sub["tgt_lang"])]
+    labels = _pair_labels(sub["src_lang"], sub["tgt_lang"])
     n = sub["n"].to_numpy(float)
     cols = [c for c in sub.columns if c.startswith("err_")]
     types = [t for t in ERROR_TYPE_ORDER if f"err_{t}" in cols] + sorted(
@@ -133,7 +148,7 @@ def plot_xsim_vs_xsimpp(df, encoders: Sequence[str] | None, path: str | Path, *,
     df = df[df["encoder"].isin(encoders)]
     for e in encoders:
         _one_setting(df[df["encoder"] == e], f"encoder {e!r}")
-    df = df.assign(pair=[_short_pair(s, t) for s, t in zip(df["src_lang"], df["tgt_lang"])])
+    df = df.assign(pair=_pair_labels(df["src_lang"], df["tgt_lang"]))
     pairs = sorted(df["pair"].unique())
     metrics = [m for m in ("xsim", "xsim++") if (df["metric"] == m).any()]
     fig, axes = plt.subplots(1, len(metrics), figsize=(max(6.0, 1.1 * len(pairs) * len(metrics) + 3), 4.2),
@@ -160,8 +175,8 @@ def plot_xsim_vs_xsimpp(df, encoders: Sequence[str] | None, path: str | Path, *,
         ax.spines[["top", "right"]].set_visible(False)
     leg = axes[0][-1].legend(title="encoder", frameon=False, bbox_to_anchor=(1.01, 1), loc="upper left")
     ds = f"{df['dataset'].iloc[0]}/{df['split'].iloc[0]}"
-    fig.suptitle(f"xsim vs xsim++ per language pair ({ds})")
-    return _save(fig, path, extra_artists=(leg,))
+    title = fig.suptitle(f"xsim vs xsim++ per language pair ({ds})")
+    return _save(fig, path, extra_artists=(leg, title))  # named, or the tight box cuts the title off
 
 
 def plot_proxy_vs_bleu(frame, proxy: str, path: str | Path, *, lower_is_better: bool,

@@ -33,7 +33,7 @@ class RetrievalSource:
     nway: bool = knob(False, "every ordered pair of --langs")
     data_dir: Any = knob(None, "data root (default: $XSIMPP_DATA_DIR, then the user data dir)", type=path)
     limit: int | None = knob(None, "score only the first N lines of each pair (a quick look; the split is recorded "
-                                   "as dev[:N])", type=int)
+                                   "as SPLIT[:N], e.g. devtest[:50])", type=int)
 
 
 ALL_LANGUAGES = "all"  # --langs all
