@@ -188,3 +188,14 @@ def test_hf_encoders_over_one_folder_share_one_copy_of_the_weights():
     alone = create_encoder("hf", model=str(folder), layer=1)
     sents = ["ein Hund", "a cat sleeps on the sofa"]
     assert np.array_equal(low.encode(sents), alone.encode(sents))  # a view computes what a copy computes
+
+
+def test_the_progress_total_counts_each_side_once():
+    """English is asked for by every pair in both directions but encoded once (the run's memo):
+    the bar's total counts it once, so the bar ends at 100 % (it stopped at a third before)."""
+    from xsimpp.tasks import TASKS
+    from xsimpp.tasks.runner import prepare
+
+    task = TASKS["mteb-bitext"]
+    data, settings, _ = prepare(task, dataset="demo", langs="deu,fra,spa", both_directions=True)
+    assert len(task.sides(data, settings)) == 12 and task.total(data, settings) == 4 * 120

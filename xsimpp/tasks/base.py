@@ -165,8 +165,11 @@ class Task:
         return []
 
     def total(self, data, settings) -> int:
-        """Sentences the run looks up or encodes (the progress bar's total)."""
-        return sum(len(s) for _, s in self.sides(data, settings))
+        """Sentences the run looks up or encodes (the progress bar's total): each distinct side once,
+        as the embedder asks for it once (a side asked again, e.g. English in both directions of
+        every pair, is the run's memo, and the bar would stop short of its total)."""
+        distinct = {(lang, text_checksum(s)): len(s) for lang, s in self.sides(data, settings)}
+        return sum(distinct.values())
 
     def evaluate(self, encoder: Encoder, data, settings, ctx) -> "TaskReport":
         raise NotImplementedError
