@@ -267,3 +267,16 @@ def test_bad_shapes_k_and_settings():
             EngineConfig(**bad)
     with pytest.raises(BadInputError, match="cannot use device"):
         topk_both(x, y, k_fwd=1, k_bwd=None, config=EngineConfig(gemm="torch", device="nosuchdevice"))
+
+
+def test_a_ratio_margin_over_zero_is_refused_not_ranked():
+    """A source orthogonal to every target whose neighbours are orthogonal to it too: cos / 0 would
+    be NaN and rank arbitrarily; it is one sentence naming the row, and the distance margin works."""
+    from xsimpp.engine import margin_knn
+    from xsimpp.errors import BadInputError
+
+    x = np.array([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0]], dtype=np.float32)
+    y = np.array([[0, 0, 0, 1], [0, 1, 0, 0], [0, 0, 1, 0]], dtype=np.float32)
+    with pytest.raises(BadInputError, match="ratio margin is undefined for row 1"):
+        margin_knn(x, y, k=1, margin="ratio")
+    assert margin_knn(x, y, k=1, margin="distance").fwd_idx[1, 0] == 1

@@ -296,7 +296,17 @@ def _best(idx: np.ndarray, score: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def _margin(sim: np.ndarray, avg_a: np.ndarray, avg_b: np.ndarray, margin: str) -> np.ndarray:
     denom = (avg_a + avg_b) / 2
-    return sim / denom if margin == "ratio" else sim - denom
+    if margin != "ratio":
+        return sim - denom
+    zero = np.broadcast_to(denom == 0, np.broadcast_shapes(np.shape(sim), np.shape(denom)))
+    if zero.any():
+        # cos / 0: a pair of sentences whose neighbours average a cosine of 0 on both sides (a sentence
+        # the encoder puts orthogonal to all the others). NaN or inf would rank it arbitrarily.
+        row = int(np.argwhere(zero)[0][0])
+        raise BadInputError(f"the ratio margin is undefined for row {row + 1} (and {int(zero.sum()) - 1} more pair(s)): "
+                            "its nearest neighbours and its candidate's average a cosine of exactly 0 (the encoder puts "
+                            "a sentence orthogonal to every other); use --margin distance or absolute")
+    return sim / denom
 
 
 def margin_scores(top: TopK, margin: str) -> MarginKNN:
