@@ -48,3 +48,27 @@ def test_an_empty_path_is_one_sentence_and_exit_2(argv, capsys, tmp_path, monkey
     err = capsys.readouterr().err.strip()
     assert code == 2 and "invalid path value" in err and len(err.splitlines()) == 1, err
     assert not any(tmp_path.iterdir())  # nothing written where it ran
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["train", "distill", "--langs", "kea", "--lr", "nan"], "invalid finite value"),
+    (["train", "distill", "--langs", "kea", "--lr", "inf"], "invalid finite value"),
+    (["train", "distill", "--langs", "kea", "--seed", str(2**64)], "invalid seed value"),
+    (["train", "distill", "--langs", "kea", "--seed", "-1"], "invalid seed value"),
+    (["train", "distill", "--langs", "kea", "--device", "tpu9"], "--device 'tpu9'"),
+    (["train", "mnr", "--src", "x", "--tgt", "y", "--out", "o", "--device", "cuda:7"], "--device 'cuda:7'"),
+    (["download", "flores200", "--timeout", "nan"], "invalid finite value"),
+    (["rank", "t.csv", "--confidence", "inf"], "invalid finite value"),
+    (["eval", "--encoder", "sbert", "--langs", "kea", "--device", "nope"], "option device"),
+])
+def test_numbers_and_devices_are_checked_before_any_work(argv, says, capsys, tmp_path, monkeypatch):
+    """A NaN or infinite number, a seed past 63 bits, an unknown or absent device: one sentence,
+    exit 2, before any model loads or file is written."""
+    monkeypatch.chdir(tmp_path)
+    try:
+        code = main(argv)
+    except SystemExit as e:
+        code = e.code
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and says in err and len(err.splitlines()) == 1, err
+    assert not any(tmp_path.iterdir())

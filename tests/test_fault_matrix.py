@@ -503,7 +503,7 @@ NEW_CASES = [
     Case("bucc --keep-fraction nan", "option", lambda t, m: ["bucc", "--encoder", "chargram", "--keep-fraction", "nan"],
          "keep fraction must be in (0, 1]"),
     Case("bucc --edit-filter nan", "option", lambda t, m: ["bucc", "--encoder", "chargram", "--edit-filter", "nan"],
-         "edit similarity cut must be in (0, 1]"),
+         "--edit-filter: invalid finite value"),
     Case("bucc --protocol keung --one-to-one", "option",
          lambda t, m: ["bucc", "--encoder", "chargram", "--protocol", "keung", "--one-to-one"], "one-to-one"),
     Case("filter --lid-confidence nan", "option", lambda t, m: [*_filter_argv(t), "--lid-confidence", "nan"],

@@ -5,6 +5,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
+import math
 import os
 import stat
 import tempfile
@@ -243,6 +244,26 @@ def path(text: str) -> str:
     if not str(text).strip():
         raise BadInputError("an empty path")
     return text
+
+
+def finite(text: str) -> float:
+    """A number given on the command line (argparse ``type``): NaN and infinities are refused, so a
+    learning rate of 'nan' never trains a model whose weights are NaN."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"not a finite number: {text}")
+    return value
+
+
+MAX_SEED = 2**63 - 1  # what numpy, torch and Python's random all take
+
+
+def seed(text: str) -> int:
+    """A seed given on the command line (argparse ``type``): an integer from 0 to 2**63 - 1."""
+    value = int(text)
+    if not 0 <= value <= MAX_SEED:
+        raise ValueError(f"a seed is an integer from 0 to {MAX_SEED}, not {text}")
+    return value
 
 
 def path_inside(root: str | os.PathLike, *parts: str, what: str) -> Path:

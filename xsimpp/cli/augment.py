@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from ..errors import BadInputError
-from ..textio import path
+from ..textio import path, seed
 
 
 def register(subparsers) -> None:
@@ -28,7 +28,7 @@ def register(subparsers) -> None:
     p.add_argument("--out", type=path, default=None, help="output folder (required for FILE; default for flores200: <user data>/augmented/flores200/<split>_augmented/<style>)")
     p.add_argument("--style", choices=("strict", "paper"), default="strict",
                    help="strict (default): typed, fluent, true negatives; paper: the xSIM++ paper's method as its text describes it")
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--max-per-category", type=int, default=100, metavar="N", help="cap on variants per category per sentence (default 100)")
     p.add_argument("--categories", default=None,
                    help="comma-separated subset of causality,entity,number (default: all that the target language has)")

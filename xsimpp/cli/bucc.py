@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import BadInputError
 from ..tasks import TASKS
-from ..textio import path
+from ..textio import finite, path
 from .common import add_encoder_options, add_engine_options, add_run_options, check_outputs, run_and_print
 from .knobs import add_knobs, given
 
@@ -25,7 +25,7 @@ def register(sub) -> None:
     add_knobs(p, TASK.Settings)
     # Hand-written spellings of two settings (digits, max_edit_similarity) and a removed flag.
     p.add_argument("--digit-filter", action="store_true", help="= --digits unicode (the rule of earlier versions)")
-    p.add_argument("--edit-filter", nargs="?", type=float, const=0.5, metavar="MAX_SIM",
+    p.add_argument("--edit-filter", nargs="?", type=finite, const=0.5, metavar="MAX_SIM",
                    help="drop near-copies: pairs with Levenshtein similarity >= MAX_SIM (default 0.5; on under "
                         "--protocol keung)")
     p.add_argument("--no-edit-filter", action="store_true", help="no edit-distance filter (also under --protocol keung)")

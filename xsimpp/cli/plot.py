@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..textio import path
+from ..textio import finite, path, seed
 
 
 def register(sub) -> None:
@@ -22,8 +22,8 @@ def register(sub) -> None:
     s = kinds.add_parser("scatter", help="a proxy against BLEU, with the pairwise ranking accuracy in the title")
     add_table_options(s)
     s.add_argument("--out", type=path, required=True, metavar="FILE.png", help="PNG file to write")
-    s.add_argument("--seed", type=int, default=0, help="seed of the bootstrap CI in the title (default: 0)")
-    s.add_argument("--confidence", type=float, default=0.95, help="CI level (default: 0.95)")
+    s.add_argument("--seed", type=seed, default=0, help="seed of the bootstrap CI in the title (default: 0)")
+    s.add_argument("--confidence", type=finite, default=0.95, help="CI level (default: 0.95)")
     for q in (e, x, s):
         q.set_defaults(func=run)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from ..textio import path
+from ..textio import finite, path, seed
 
 
 def register(sub) -> None:
@@ -17,10 +17,10 @@ def register(sub) -> None:
     p.add_argument("--compare", action="append", metavar="A,B",
                    help="PERM-BOTH test 'A better than B' (one-sided; repeatable; default: the first proxy "
                         "against each other one, two-sided)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and permutations (default: 0)")
+    p.add_argument("--seed", type=seed, default=0, help="seed of the bootstrap and permutations (default: 0)")
     p.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default: 1000)")
     p.add_argument("--permutations", type=int, default=1000, metavar="N", help="PERM-BOTH samples (default: 1000)")
-    p.add_argument("--confidence", type=float, default=0.95, help="CI level (default: 0.95)")
+    p.add_argument("--confidence", type=finite, default=0.95, help="CI level (default: 0.95)")
     p.add_argument("--scale", choices=("rank", "z", "none"), default="rank",
                    help="put both proxies on one scale per direction before PERM-BOTH swaps (default: rank)")
     p.add_argument("--json", type=path, metavar="FILE", help="also write the full report as JSON ('-' for stdout only)")

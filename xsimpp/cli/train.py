@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import sys
 
-from ..textio import path
+from ..encoders.base import check_device
+from ..textio import finite, path, seed
 
 
 def _add_input_args(p, order: str = "") -> None:
@@ -24,7 +25,7 @@ def _add_recipe_args(p) -> None:
 
 
 def _add_seed_device(p) -> None:
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--device", default="auto", help="cpu, cuda, ... (default: cuda if available)")
 
 
@@ -48,8 +49,8 @@ def register(sub) -> None:
                         "paper: 8 of 12 for base models, 17 of 24 for xlm-roberta-large)")
     o.add_argument("--prompt", help="text put before every sentence, its tokens left out of BERTScore "
                                     "(default: e5's 'query: ' for e5-small, else none; '' for none)")
-    o.add_argument("--lr", type=float, default=3e-6, help="AdamW learning rate (paper: 3e-6)")
-    o.add_argument("--temperature", type=float, default=5.0, help="softmax temperature: logits / T (paper: 5)")
+    o.add_argument("--lr", type=finite, default=3e-6, help="AdamW learning rate (paper: 3e-6)")
+    o.add_argument("--temperature", type=finite, default=5.0, help="softmax temperature: logits / T (paper: 5)")
     o.add_argument("--batch-size", type=int, default=64, help="pairs per batch: N, N^2-N negatives (paper: 64)")
     o.add_argument("--max-length", type=int, default=100, help="max tokens per sentence (paper: 100)")
     o.add_argument("--steps", type=int, default=0, help="optimizer steps (default: --epochs passes)")
@@ -92,15 +93,15 @@ def _register_mnr(tsub) -> None:
                    help="own: each anchor against its positive and its own 2W+R negatives (the paper's equation 1, "
                         "default); in-batch: against every target of the batch (sentence-transformers' "
                         "MultipleNegativesRankingLoss on triplets, as the authors' code trains)")
-    m.add_argument("--scale", type=float, default=d.scale,
+    m.add_argument("--scale", type=finite, default=d.scale,
                    help=f"logits = scale x cosine (default {d.scale:g}, sentence-transformers' default) "
                         "[the code: 20; the equation: 1]")
     m.add_argument("--batch-size", type=int, default=d.batch_size, help=f"anchors per step (default {d.batch_size}) "
                                                                         "[2 triplets]")
-    m.add_argument("--lr", type=float, default=d.lr, help=f"AdamW learning rate (default {d.lr:g}) [2e-5]")
-    m.add_argument("--weight-decay", type=float, default=d.weight_decay,
+    m.add_argument("--lr", type=finite, default=d.lr, help=f"AdamW learning rate (default {d.lr:g}) [2e-5]")
+    m.add_argument("--weight-decay", type=finite, default=d.weight_decay,
                    help=f"AdamW weight decay, not on biases and LayerNorm (default {d.weight_decay:g}) [0.01]")
-    m.add_argument("--warmup", type=float, default=d.warmup,
+    m.add_argument("--warmup", type=finite, default=d.warmup,
                    help=f"share of steps with linear warm-up, then linear decay (default {d.warmup:g}) [0.1]")
     m.add_argument("--max-length", type=int, default=d.max_length,
                    help=f"max tokens per sentence, prompt and specials included (default {d.max_length}) [512 chars]")
@@ -137,24 +138,24 @@ def _register_self_train(tsub) -> None:
     s.add_argument("--negatives", choices=("hard", "random"), default="hard",
                    help="hard: the source's next k-1 neighbours (default) [hard; random is their Table 3 ablation]")
     s.add_argument("--k", type=int, default=4, help="neighbours for the margin and the negatives (default 4) [4]")
-    s.add_argument("--keep-fraction", type=float, default=0.02,
+    s.add_argument("--keep-fraction", type=finite, default=0.02,
                    help="share of source sentences retrieved before the filters (default 0.02) [~2%%]")
-    s.add_argument("--top-share", type=float, default=0.5,
+    s.add_argument("--top-share", type=finite, default=0.5,
                    help="share of the retrieved, filtered pairs used as positives, best first (default 0.5) [50%%]")
     s.add_argument("--digits", choices=("ascii", "unicode", "none"), default="ascii",
                    help="digit filter (default ascii, the paper's [0-9]+; unicode: NFKC, a deviation)")
-    s.add_argument("--edit-filter", type=float, default=0.5, metavar="MAX_SIM",
+    s.add_argument("--edit-filter", type=finite, default=0.5, metavar="MAX_SIM",
                    help="drop pairs with Levenshtein similarity >= MAX_SIM (default 0.5) [edit distance <= 50%%]")
     s.add_argument("--no-edit-filter", action="store_true", help="no edit-distance filter")
     s.add_argument("--batch-size", type=int, default=100,
                    help="labelled sentence pairs per minibatch: batch-size // k sources with their k targets "
                         "(default 100) [100 sentence pairs]")
-    s.add_argument("--lr", type=float, default=1e-5, help="Adam learning rate, constant (default 1e-5) [Adam, 1e-5]")
+    s.add_argument("--lr", type=finite, default=1e-5, help="Adam learning rate, constant (default 1e-5) [Adam, 1e-5]")
     s.add_argument("--epochs", type=int, default=2, help="passes over the mined examples (default 2) [2]")
     s.add_argument("--rounds", type=int, default=1, help="mine-and-train rounds (default 1) [1: more did not help "
                                                          "on BUCC]")
     s.add_argument("--max-length", type=int, default=512, help="max tokens per sentence (default 512, as hf)")
-    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--seed", type=seed, default=0)
     s.add_argument("--device", default="auto", help="cpu, cuda, ... (default: cuda if available)")
     s.add_argument("--data-dir", type=path, help="data root for --bucc (default: $XSIMPP_DATA_DIR, then the user data dir)")
     s.add_argument("--cache-dir", type=path, help="embedding cache folder (default: the user data dir's)")
@@ -193,6 +194,7 @@ def run_self_train(args) -> int:
     from .common import check_outputs
 
     check_outputs(args, dirs={"out": "--out"})
+    check_device(args.device)  # before any data is read or model loaded
     if args.no_edit_filter and args.edit_filter != 0.5:
         raise BadInputError("give --edit-filter or --no-edit-filter, not both")
     cfg = SelfTrainConfig(layer=args.layer, prompt=args.prompt, k=args.k, keep_fraction=args.keep_fraction,
@@ -289,6 +291,7 @@ def run_mnr(args) -> int:
     from .common import check_outputs
 
     check_outputs(args, dirs={"out": "--out"})
+    check_device(args.device)  # before any data is read or model loaded
     pairs, data_info = _read(args)
     ids = _doc_ids(args.docs, args.docs_column, len(pairs)) if args.docs else None
     cfg = MNRConfig(window=args.window, random_negatives=args.random, scale=args.scale, negatives=args.negatives,
@@ -315,6 +318,7 @@ def run(args) -> int:
     from .common import check_outputs
 
     check_outputs(args, dirs={"out": "--out"})
+    check_device(args.device)  # before any data is read or model loaded
     pairs, data_info = _read(args)
     cfg = TrainConfig(layer=args.layer, lr=args.lr, temperature=args.temperature, batch_size=args.batch_size,
                       max_length=args.max_length, steps=args.steps, epochs=args.epochs, seed=args.seed,
@@ -369,8 +373,8 @@ def _register_distill(tsub) -> None:
     t.add_argument("--steps", type=int, default=0, help="optimizer steps (default: --epochs passes)")
     t.add_argument("--epochs", type=int, default=d.epochs, help=f"passes over the examples (default {d.epochs})")
     t.add_argument("--batch-size", type=int, default=d.batch_size, help=f"examples per step (default {d.batch_size})")
-    t.add_argument("--lr", type=float, default=d.lr, help=f"AdamW learning rate (default {d.lr:g})")
-    t.add_argument("--warmup", type=float, default=d.warmup,
+    t.add_argument("--lr", type=finite, default=d.lr, help=f"AdamW learning rate (default {d.lr:g})")
+    t.add_argument("--warmup", type=finite, default=d.warmup,
                    help=f"share of steps with linear warm-up, then linear decay (default {d.warmup:g})")
     t.add_argument("--max-length", type=int, default=d.max_length, help=f"max student tokens (default {d.max_length})")
     t.add_argument("--loss", choices=LOSSES, default=d.loss,
@@ -440,6 +444,7 @@ def run_distill(args) -> int:
     from .common import check_outputs
 
     check_outputs(args, dirs={"out": "--out"})
+    check_device(args.device)  # before any data is read or model loaded
     cfg = DistillConfig(batch_size=args.batch_size, lr=args.lr, warmup=args.warmup, max_length=args.max_length,
                         steps=args.steps, epochs=args.epochs, save_every=args.save_every,
                         english=not args.no_english, seed=args.seed, device=args.device, prompt=args.prompt,

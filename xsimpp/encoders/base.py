@@ -24,6 +24,7 @@ from typing import Any, Callable, ClassVar, Sequence
 
 import numpy as np
 
+from ..errors import BadInputError
 from ..options import check_value, knob
 
 
@@ -58,6 +59,31 @@ class EncoderOptions:
     threads: int | None = knob(None, "CPU threads of the encoder", type=int, min=1, none_ok=True, cli=False)
     lowercase: bool | None = knob(None, "lowercase before encoding", type=bool, cli=False)
     normalize_tokens: bool | None = knob(None, "normalise tokens before encoding", type=bool, cli=False)
+
+
+TORCH_DEVICES = ("cpu", "cuda", "mps")
+
+
+def check_device(device: str | None, flag: str = "--device") -> None:
+    """A torch device that exists here ("auto": the best one there is), checked before any model
+    loads: an unknown or absent device is one sentence, not a traceback after minutes of loading."""
+    if device is None or device == "auto":
+        return
+    import torch
+
+    try:
+        kind = torch.device(device).type
+    except (RuntimeError, ValueError) as e:
+        raise BadInputError(f"{flag} {device!r} is not a torch device ({str(e).splitlines()[0]}); use auto, cpu, "
+                            "cuda, cuda:N or mps") from None
+    if kind not in TORCH_DEVICES:
+        raise BadInputError(f"{flag} {device!r}: xsimpp runs on {', '.join(TORCH_DEVICES)} (or auto)")
+    here = {"cpu": True, "cuda": torch.cuda.is_available(),
+            "mps": bool(getattr(torch.backends, "mps", None) and torch.backends.mps.is_available())}[kind]
+    if not here:
+        raise BadInputError(f"{flag} {device!r}: this machine has no {kind} device (torch sees none); use auto or cpu")
+    if kind == "cuda" and torch.device(device).index is not None and torch.device(device).index >= torch.cuda.device_count():
+        raise BadInputError(f"{flag} {device!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
 
 
 def declared_options(cls: type) -> dict[str, Any]:
@@ -101,6 +127,8 @@ class Encoder(ABC):
             if decl is None and key in params and isinstance(params[key].default, (bool, int, float)):
                 decl = {"type": type(params[key].default)}
             out[key] = check_value(owner, key, decl, value) if decl is not None else value
+        if "device" in out:
+            check_device(out["device"], f"{owner}: option device")
         return out
 
     @property

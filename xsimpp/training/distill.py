@@ -89,7 +89,7 @@ class DistillConfig:
     def check(self) -> None:
         if self.loss not in LOSSES:
             raise BadInputError(f"{ADAPTER}: --loss must be one of {', '.join(LOSSES)}, not {self.loss!r}")
-        if self.batch_size < 1 or self.lr <= 0 or not 0 <= self.warmup < 1:
+        if self.batch_size < 1 or not 0 < self.lr < float("inf") or not 0 <= self.warmup < 1:  # NaN fails too
             raise BadInputError(f"{ADAPTER}: batch size >= 1, lr > 0 and 0 <= warm-up < 1 are required")
         if self.steps < 0 or self.epochs < 1 or self.save_every < 0 or self.max_length < 8:
             raise BadInputError(f"{ADAPTER}: --steps and --save-every must be >= 0, --epochs >= 1, --max-length >= 8")

@@ -138,7 +138,8 @@ def _check(cfg: MNRConfig, n: int) -> None:
         raise BadInputError(f"{ADAPTER}: --window and --random must be >= 0")
     if cfg.window == 0 and cfg.random_negatives == 0 and cfg.negatives == "own":
         raise BadInputError(f"{ADAPTER}: no negatives (--window 0 --random 0); give some, or --negatives in-batch")
-    if cfg.batch_size < 1 or cfg.lr <= 0 or cfg.scale <= 0 or not 0 <= cfg.warmup < 1:
+    if cfg.batch_size < 1 or not 0 < cfg.lr < float("inf") or not 0 < cfg.scale < float("inf") \
+            or not 0 <= cfg.warmup < 1:  # written so that NaN fails too
         raise BadInputError(f"{ADAPTER}: batch size >= 1, lr > 0, scale > 0 and 0 <= warm-up < 1 are required")
     if n < 2:
         raise BadInputError(f"{ADAPTER}: {n} training pair(s); a positive needs at least one negative")

@@ -355,7 +355,7 @@ def train(pairs: Sequence[tuple[str, str]], model_path: str = DEFAULT_MODEL, out
     if len(pairs) < cfg.batch_size:
         raise BadInputError(f"train onealigner: {len(pairs)} training pairs is fewer than one batch of "
                             f"{cfg.batch_size}; give more pairs or a smaller --batch-size")
-    if cfg.temperature <= 0 or cfg.lr <= 0:
+    if not 0 < cfg.temperature < float("inf") or not 0 < cfg.lr < float("inf"):  # NaN fails too
         raise BadInputError("train onealigner: temperature and learning rate must be > 0")
     folder, tokenizer, model = base or load_base(model_path)
     layer = check_layer(cfg.layer, n_layers(model), "train onealigner")

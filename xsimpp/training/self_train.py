@@ -80,7 +80,7 @@ class SelfTrainConfig:
         for name, v in (("keep fraction", self.keep_fraction), ("top share", self.top_share)):
             if not 0 < v <= 1:
                 raise BadInputError(f"self-train: {name} must be in (0, 1], got {v}")
-        if self.lr <= 0 or self.epochs < 1 or self.rounds < 1:
+        if not 0 < self.lr < float("inf") or self.epochs < 1 or self.rounds < 1:  # NaN fails too
             raise BadInputError("self-train: the learning rate must be > 0 and epochs and rounds >= 1")
 
 
