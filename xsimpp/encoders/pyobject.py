@@ -26,7 +26,7 @@ the object's output cannot depend on the language: it is cached language-agnosti
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
@@ -45,16 +45,30 @@ def is_torch_module(obj) -> bool:
 
 
 def as_array(out, n: int, who: str) -> np.ndarray:
-    """An encoder's output (numpy array, torch tensor, list of vectors) as (n, dim) float32."""
+    """An encoder's output (numpy array, torch tensor, list or generator of vectors) as (n, dim)
+    float32; anything else (text, a dict, vectors of different lengths) is refused naming ``who``."""
     if hasattr(out, "detach"):  # a torch tensor
         out = out.detach().float().cpu().numpy()
-    elif isinstance(out, (list, tuple)) and out and hasattr(out[0], "detach"):
+    elif isinstance(out, dict):
+        raise BadInputError(f"{who}.encode returned a dict (keys {', '.join(map(str, list(out)[:3]))}), not vectors; "
+                            "give an object whose encode returns an array (sentences x dimensions)")
+    elif isinstance(out, Iterator):  # a generator of vectors: taken as the list it yields
+        out = list(out)
+    if isinstance(out, (list, tuple)) and out and hasattr(out[0], "detach"):
         out = np.stack([t.detach().float().cpu().numpy() for t in out])
-    arr = np.asarray(out, dtype=np.float32)
+    try:
+        arr = np.asarray(out)
+    except ValueError:  # numpy refuses a ragged list
+        raise BadInputError(f"{who}.encode returned vectors of different lengths for {n} sentences; every sentence "
+                            "needs a vector of the same size") from None
+    if arr.dtype.kind not in "biuf":  # text or objects: never parsed as numbers
+        what = {"U": "text", "S": "bytes", "O": "Python objects"}.get(arr.dtype.kind, arr.dtype.name)
+        raise BadInputError(f"{who}.encode returned {what}, not numbers (expected an array of sentences x "
+                            "dimensions)")
     if arr.ndim != 2 or arr.shape[0] != n:
         raise BadInputError(f"{who}.encode returned an array of shape {arr.shape} for {n} sentences; "
                             "expected (sentences, dimensions)")
-    return arr
+    return arr.astype(np.float32, copy=False)
 
 
 def adopt_named(model: Any):
