@@ -250,3 +250,19 @@ def test_plots_are_written(tmp_path, capsys):
     assert "no xsim++ results for encoder 'nobody'" in capsys.readouterr().err
     assert main(["plot", "scatter", "--from-results", "--bleu", str(sonar), "--out", str(tmp_path / "n.png")]
                 + rd) == 2
+
+
+def test_leaderboard_filters(tmp_path, capsys):
+    _store(tmp_path / "results")
+    _store_other_families(tmp_path / "results")
+    rd = ["leaderboard", "--results-dir", str(tmp_path / "results")]
+    assert main(rd + ["--metric", "xsim", "--encoder", "alpha", "--lang", "deu,fra_Latn"]) == 0
+    rows = [ln.split() for ln in capsys.readouterr().out.splitlines()[2:]]
+    assert [(r[0], r[3], r[5]) for r in rows] == [("alpha", "deu_Latn", "xsim"), ("alpha", "fra_Latn", "xsim")]
+    out = tmp_path / "lb.csv"
+    assert main(rd + ["--dataset", "bucc2018", "--csv", str(out)]) == 0
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 1 + 4  # 2 encoders x 2 threshold rules
+    capsys.readouterr()
+    assert main(rd + ["--metric", "bleu"]) == 2
+    err = capsys.readouterr().err
+    assert "no stored result matches --metric bleu" in err and "xsim" in err and len(err.strip().splitlines()) == 1

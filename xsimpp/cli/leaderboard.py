@@ -14,7 +14,47 @@ def register(sub) -> None:
     p.add_argument("--html", type=path, metavar="FILE",
                    help="write a self-contained HTML page (sortable tables, error types; opens without a server)")
     p.add_argument("--results-dir", type=path, help="results store folder (default: user data dir)")
+    g = p.add_argument_group("filters (each takes a comma-separated list; a record is kept when it matches every "
+                             "filter given)")
+    for flag, what in FILTERS.items():
+        g.add_argument(f"--{flag}", metavar="NAMES", help=f"only results of these {what}")
     p.set_defaults(func=run)
+
+
+# flag -> what it names; the record field it matches is _field(record, flag)
+FILTERS = {"dataset": "datasets (flores200, tatoeba, bucc2018, ...)", "encoder": "encoders (their id: e5-small, ...)",
+           "metric": "metrics (xsim, xsim++, tatoeba_acc_mean, bucc_f1, ...)", "split": "splits (devtest, dev[:50], ...)",
+           "lang": "source languages (FLORES codes as stored: kea_Latn, ...; or their first part: kea)"}
+
+
+def _field(record, flag: str) -> str:
+    s = record.signature
+    return {"dataset": s.dataset, "encoder": s.encoder, "metric": record.metric, "split": s.split,
+            "lang": record.src_lang}[flag]
+
+
+def select_records(records, args) -> list:
+    """The records every given filter keeps (a language matches by its full code or its first part)."""
+    from ..errors import BadInputError
+
+    kept = list(records)
+    for flag in FILTERS:
+        given = getattr(args, flag, None)
+        if not given:
+            continue
+        wanted = {w.strip() for w in given.split(",") if w.strip()}
+        if not wanted:
+            raise BadInputError(f"--{flag} names nothing")
+        known = {_field(r, flag) for r in kept}
+        if flag == "lang":
+            keep = [r for r in kept if r.src_lang in wanted or r.src_lang.split("_")[0] in wanted]
+        else:
+            keep = [r for r in kept if _field(r, flag) in wanted]
+        if not keep:
+            raise BadInputError(f"no stored result matches --{flag} {given} (the store has: "
+                                f"{', '.join(sorted(known)[:12]) or 'nothing'}{' ...' if len(known) > 12 else ''})")
+        kept = keep
+    return kept
 
 
 def run(args) -> int:
@@ -22,7 +62,7 @@ def run(args) -> int:
     from .common import check_outputs
 
     check_outputs(args, files={"csv": "--csv", "html": "--html"})
-    records = ResultStore(args.results_dir).records()
+    records = select_records(ResultStore(args.results_dir).records(), args)
     if args.csv or args.html:
         if args.csv:
             n = write_leaderboard_csv(records, args.csv)
