@@ -16,15 +16,16 @@ to declare costs some re-encoding but never gets another language's vector back.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, fields
-from typing import Any, Callable, ClassVar, Sequence
+from typing import Any, Callable, ClassVar, Iterator, Sequence
 
 import numpy as np
 
-from ..errors import BadInputError
+from ..errors import BadInputError, MissingResourceError, XsimppError
 from ..options import check_value, knob
 
 
@@ -59,6 +60,21 @@ class EncoderOptions:
     threads: int | None = knob(None, "CPU threads of the encoder", type=int, min=1, none_ok=True, cli=False)
     lowercase: bool | None = knob(None, "lowercase before encoding", type=bool, cli=False)
     normalize_tokens: bool | None = knob(None, "normalise tokens before encoding", type=bool, cli=False)
+
+
+@contextlib.contextmanager
+def loading_model(adapter: str, folder) -> Iterator[None]:
+    """Around the library calls that read a model folder: whatever safetensors, json, transformers,
+    tokenizers or sentence-transformers raise for a damaged or incomplete folder (a cut weights file,
+    broken JSON, a missing config, a cut tokenizer) becomes one sentence naming the folder."""
+    try:
+        yield
+    except (XsimppError, ImportError, KeyboardInterrupt):
+        raise
+    except Exception as e:  # noqa: BLE001 - each library raises its own types for a bad file
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:240]
+        raise MissingResourceError(f"{adapter}: cannot load the model in {folder}: {first} (a damaged or incomplete "
+                                   "model folder: save or download it again)") from None
 
 
 TORCH_DEVICES = ("cpu", "cuda", "mps")

@@ -47,7 +47,7 @@ import numpy as np
 
 from ..errors import BadInputError, MissingResourceError
 from ..textio import file_sha256
-from .base import Requirement, VectorEncoder
+from .base import Requirement, VectorEncoder, loading_model
 from .e5_weights import MANIFEST, PROMPT, ensure_folder, is_bundled_name
 
 # Files that make up a model's behaviour. Other formats in a hub repo (ONNX, TF, Flax, OpenVINO)
@@ -203,7 +203,7 @@ def load_transformer(folder: Path, *, adapter: str):
     # The unpacked e5-small has no pooler (nothing here uses BERT's pooler); saying so keeps
     # transformers from reporting "MISSING pooler weights" on every load.
     unpacked = (folder / MANIFEST).is_file()
-    try:
+    with loading_model(adapter, folder):
         tokenizer = AutoTokenizer.from_pretrained(str(folder))
         if unpacked or _bert_without_pooler(folder):  # built without a pooler, loaded strictly (every weight
             # present, none left over); so is a model trained from it, which has no pooler either
@@ -214,8 +214,6 @@ def load_transformer(folder: Path, *, adapter: str):
             model.load_state_dict(load_file(str(folder / "model.safetensors")), strict=True)
         else:
             model = AutoModel.from_pretrained(str(folder))
-    except (OSError, ValueError, KeyError) as e:
-        raise MissingResourceError(f"{adapter}: cannot load the model in {folder}: {e}") from e
     model.eval()
     return tokenizer, model
 

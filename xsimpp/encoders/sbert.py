@@ -19,7 +19,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import MissingResourceError
-from .base import Requirement, VectorEncoder, length_sorted_batches, weights_digest
+from .base import Requirement, VectorEncoder, length_sorted_batches, loading_model, weights_digest
 from .hf import (TORCH_REQ, _requirements, autocast_context, check_autocast, folder_revision,
                  model_weights_requirement, refuse_frozen_side, resolve_model_dir, torch_device)
 
@@ -78,7 +78,8 @@ class SBert(VectorEncoder):
         self.device = torch_device(device)
         transformers.utils.logging.disable_progress_bar()
         # A local folder: sentence-transformers makes no network call for it.
-        self._model = SentenceTransformer(str(self.folder), device=self.device, trust_remote_code=False)
+        with loading_model(self.name, self.folder):
+            self._model = SentenceTransformer(str(self.folder), device=self.device, trust_remote_code=False)
         if max_seq_length:
             self._model.max_seq_length = max_seq_length
         self.batch_size = batch_size

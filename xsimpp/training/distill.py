@@ -136,6 +136,7 @@ class Student:
     the ``hf`` encoder's last-layer mean pooling; ``vectors`` is differentiable."""
 
     def __init__(self, model_path: str, cfg: DistillConfig):
+        from ..encoders.base import loading_model
         from ..encoders.sbert import bundled_folder
         from ..encoders.hf import n_layers, resolve_model_dir
 
@@ -150,7 +151,8 @@ class Student:
             if self.prompt:
                 raise BadInputError(f"{ADAPTER}: a sentence-transformers student takes no --prompt (--encoder sbert "
                                     "would not add it when the checkpoint is evaluated)")
-            self.model = SentenceTransformer(str(self.folder), device="cpu", trust_remote_code=False)
+            with loading_model(ADAPTER, self.folder):
+                self.model = SentenceTransformer(str(self.folder), device="cpu", trust_remote_code=False)
             self.model.max_seq_length = min(cfg.max_length, self.model.max_seq_length or cfg.max_length)
             get = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
             self.dim = int(get())
