@@ -3,6 +3,7 @@ cut tokenizer): one sentence naming the folder, never a library's traceback."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 import pytest
@@ -48,3 +49,19 @@ def test_a_damaged_folder_is_one_sentence(minilm, tmp_path, capsys, encoder, how
                  "--no-save", "--no-cache", "--no-progress"])
     err = capsys.readouterr().err.strip()
     assert code == 2 and str(folder) in err and len(err.splitlines()) == 1, err
+
+
+@pytest.mark.parametrize("manifest, says", [
+    ("[1, 2]", "has no 'use' table"),
+    ('{"use": {"layer": "six"}}', "use.layer is 'six', not the int"),
+    ('{"use": {"prompt": 3}}', "use.prompt is 3"),
+    ('{"use": {"frozen": {"model": "m", "revision": "r", "languages": "eng"}}}', "use.frozen.languages"),
+    ('{"use": {}, "data": {"hold_out_dev": "300"}}', "data.hold_out_dev is '300'"),
+])
+def test_an_edited_training_manifest_is_refused_naming_the_part(tmp_path, manifest, says):
+    from xsimpp.encoders.hf import training_manifest
+    from xsimpp.errors import BadInputError
+
+    (tmp_path / "xsimpp_training.json").write_text(manifest, encoding="utf-8")
+    with pytest.raises(BadInputError, match=re.escape(says)):
+        training_manifest(tmp_path)

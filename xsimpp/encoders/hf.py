@@ -236,10 +236,16 @@ def _bert_without_pooler(folder: Path) -> bool:
     return bool(keys) and not any(k.startswith("pooler.") for k in keys) and all(not k.startswith("bert.") for k in keys)
 
 
-def training_use(folder: Path) -> dict:
-    """The ``use`` of a checkpoint's ``xsimpp_training.json`` (what `xsimpp train` says the model
-    is to be used with); {} for a folder without that file. A file that is there but unreadable is
-    an error: its layer and prompt change every vector, so they are never silently dropped."""
+# The parts of a checkpoint's xsimpp_training.json that xsimpp reads, each with its type: an edited
+# or foreign file is refused naming the part, never read as something else.
+_MANIFEST_TYPES = {("use", "layer"): (int,), ("use", "prompt"): (str, type(None)), ("use", "frozen"): (dict,),
+                   ("data", "sources"): (dict,), ("data", "hold_out_dev"): (int,)}
+
+
+def training_manifest(folder: Path) -> dict:
+    """A checkpoint's ``xsimpp_training.json`` (what `xsimpp train` recorded: ``use``, ``data``, ...),
+    type-checked where xsimpp reads it; {} for a folder without that file. A file that is there but
+    unreadable is an error: its layer and prompt change every vector, so they are never silently dropped."""
     from ..textio import parse_json
 
     path = Path(folder) / "xsimpp_training.json"
@@ -249,10 +255,25 @@ def training_use(folder: Path) -> dict:
         meta = parse_json(path.read_bytes(), path)
     except OSError as e:
         raise MissingResourceError(f"{path} cannot be read ({e.strerror or e})") from None
-    use = meta.get("use", {}) if isinstance(meta, dict) else None
-    if not isinstance(use, dict):
+    if not isinstance(meta, dict) or not isinstance(meta.get("use", {}), dict) \
+            or not isinstance(meta.get("data", {}), dict):
         raise BadInputError(f"{path} has no 'use' table; it was not written by `xsimpp train`")
-    return use
+    for (table, key), types in _MANIFEST_TYPES.items():
+        value = meta.get(table, {}).get(key)
+        if key in meta.get(table, {}) and (not isinstance(value, types) or isinstance(value, bool)):
+            raise BadInputError(f"{path}: {table}.{key} is {value!r}, not the {' or '.join(t.__name__ for t in types)} "
+                                "`xsimpp train` writes; the file was edited or is not xsimpp's")
+    frozen = meta.get("use", {}).get("frozen")
+    if isinstance(frozen, dict) and not (isinstance(frozen.get("languages", []), list)
+                                         and all(isinstance(x, str) for x in frozen.get("languages", []))):
+        raise BadInputError(f"{path}: use.frozen.languages must be a list of language codes")
+    return meta
+
+
+def training_use(folder: Path) -> dict:
+    """The ``use`` of a checkpoint's ``xsimpp_training.json`` (what `xsimpp train` says the model
+    is to be used with); {} for a folder without that file."""
+    return training_manifest(folder).get("use", {})
 
 
 def trained_defaults(folder: Path) -> dict:

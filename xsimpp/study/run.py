@@ -33,7 +33,6 @@ Tatoeba proxy. Records name T as their target language and the mining records si
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -42,7 +41,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import BadInputError
+from ..encoders.hf import training_manifest
+from ..errors import BadInputError, XsimppError
 from ..results import ResultRecord
 from ..tasks import METRICS, TASKS
 from ..tasks.mining import GROUND_TRUTHS
@@ -109,13 +109,12 @@ def check_unpaired_unseen(unpaired_sources: int, langs: list[str], encoders: lis
         return
     for enc in encoders:
         model = enc.spec.options.get("model")
-        path = Path(str(model)) / "xsimpp_training.json" if model else None
-        if path is None or not path.is_file():
+        if not model:
             continue
         try:
-            data = json.loads(path.read_text(encoding="utf-8")).get("data", {})
-        except (OSError, ValueError) as e:
-            raise BadInputError(f"encoder '{enc.label}': unreadable training manifest {path} ({e})") from None
+            data = training_manifest(Path(str(model))).get("data", {})
+        except XsimppError as e:
+            raise BadInputError(f"encoder '{enc.label}': {e}") from None
         trained = {k.split(":", 1)[1] for k in data.get("sources", {}) if k.startswith("flores200-dev:")}
         seen = sorted(trained & set(langs))
         if seen and int(data.get("hold_out_dev", 0)) < unpaired_sources:
