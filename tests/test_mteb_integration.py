@@ -297,3 +297,33 @@ def test_a_revision_never_chooses_where_the_export_writes(revision, tmp_path):
         to_mteb_results([rec], out)
     assert "\n" not in str(err.value)
     assert not list(tmp_path.rglob("*.json"))
+
+
+def test_an_existing_file_of_another_shape_is_one_sentence(tmp_path):
+    first = to_mteb_results([_record()], tmp_path)[0]
+    first.write_text('{"results": [1, 2, 3]}', encoding="utf-8")
+    with pytest.raises(BadInputError, match="cannot add to the MTEB result file") as err:
+        to_mteb_results([_record(src="fur_Latn")], tmp_path)
+    assert "\n" not in str(err.value)
+
+
+def test_two_exports_to_one_file_keep_both_languages(tmp_path):
+    """The read-merge-write runs under a lock: an export waits for another one holding it, then
+    merges into what that one wrote (before, the later write dropped the earlier language)."""
+    import json
+    import threading
+    import time
+
+    from xsimpp.textio import locked
+
+    to_mteb_results([_record()], tmp_path)  # kea_Latn
+    done = []
+    with locked(tmp_path / ".xsimpp-mteb-export.lock"):  # another export in the middle of its write
+        t = threading.Thread(target=lambda: done.append(to_mteb_results([_record(src="fur_Latn")], tmp_path)))
+        t.start()
+        time.sleep(1.0)
+        assert t.is_alive() and not done  # it waits for the lock
+    t.join(60)
+    path = done[0][0]
+    subsets = {s["hf_subset"] for split in json.loads(path.read_text())["scores"].values() for s in split}
+    assert {"kea_Latn-eng_Latn", "fur_Latn-eng_Latn"} <= subsets

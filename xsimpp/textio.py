@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import json
@@ -10,7 +11,7 @@ import os
 import stat
 import tempfile
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -264,6 +265,30 @@ def seed(text: str) -> int:
     if not 0 <= value <= MAX_SEED:
         raise ValueError(f"a seed is an integer from 0 to {MAX_SEED}, not {text}")
     return value
+
+
+@contextlib.contextmanager
+def locked(lock_file: str | os.PathLike) -> Iterator[None]:
+    """An exclusive lock for a read-modify-write of shared files (two processes exporting to one
+    result file would otherwise both read the old file and one would lose the other's part). POSIX
+    advisory locking (``fcntl.flock``); where it does not exist (Windows) the writes stay atomic
+    but unsynchronised."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    path = Path(lock_file)
+    try:
+        handle = open(path, "a+")
+    except OSError as e:
+        raise os_failure(e, "lock", path) from None
+    with handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def path_inside(root: str | os.PathLike, *parts: str, what: str) -> Path:

@@ -49,7 +49,7 @@ from ..results import ResultRecord, Results
 from ..tasks import TASKS
 from ..tasks.runner import RunOptions, prepare, run_prepared
 from ..tasks.xsim import XsimSettings
-from ..textio import atomic_write_many, check_output_dir, path_inside
+from ..textio import atomic_write_many, check_output_dir, locked, make_dirs, path_inside
 
 try:
     from datasets import Dataset
@@ -238,7 +238,9 @@ def to_mteb_results(results: Results | Iterable[ResultRecord], folder) -> list[P
         grouped[(r.signature.encoder, r.signature.encoder_revision, task_of(r))].append(r)
     files: list[tuple[Path, bytes]] = []
     written: list[Path] = []
-    with tempfile.TemporaryDirectory() as tmp:
+    # read, merge and write under one lock: two exports of one model's languages keep both
+    make_dirs(out, "MTEB results folder")
+    with locked(out / ".xsimpp-mteb-export.lock"), tempfile.TemporaryDirectory() as tmp:
         staging = ResultCache(tmp)
         for (_, _, task), recs in grouped.items():
             meta = model_meta_of(recs[0])
@@ -269,5 +271,7 @@ def _merged(path: Path, new: TaskResult) -> TaskResult:
     """``new`` merged into the result file at ``path`` as mteb merges results (same task and data)."""
     try:
         return TaskResult.from_disk(path).merge(new)
-    except (ValueError, OSError) as e:
-        raise BadInputError(f"cannot add to the MTEB result file {path}: {str(e).splitlines()[0]}") from None
+    except Exception as e:  # noqa: BLE001 - an unreadable or foreign file: mteb raises many types for it
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0][:200]
+        raise BadInputError(f"cannot add to the MTEB result file {path}: {first} (not an MTEB result of this task; "
+                            "move it away or export to another folder)") from None
