@@ -60,6 +60,9 @@ def test_an_empty_path_is_one_sentence_and_exit_2(argv, capsys, tmp_path, monkey
     (["download", "flores200", "--timeout", "nan"], "invalid finite value"),
     (["rank", "t.csv", "--confidence", "inf"], "invalid finite value"),
     (["eval", "--encoder", "sbert", "--langs", "kea", "--device", "nope"], "option device"),
+    # checked before spaCy, a pool or FLORES is read (before: after a minute of spaCy work)
+    (["augment", "flores200", "--lang", "fra", "--categories", "causality,entitty"], "unknown or empty categories"),
+    (["augment", "flores200", "--max-per-category", "0"], "max_per_category must be at least 1"),
 ])
 def test_numbers_and_devices_are_checked_before_any_work(argv, says, capsys, tmp_path, monkeypatch):
     """A NaN or infinite number, a seed past 63 bits, an unknown or absent device: one sentence,
@@ -72,3 +75,10 @@ def test_numbers_and_devices_are_checked_before_any_work(argv, says, capsys, tmp
     err = capsys.readouterr().err.strip()
     assert code == 2 and says in err and len(err.splitlines()) == 1, err
     assert not any(tmp_path.iterdir())
+
+
+def test_a_target_listed_among_the_sources_is_refused_not_dropped(capsys):
+    assert main(["eval", "--encoder", "chargram", "--dataset", "demo", "--langs", "deu,eng_Latn", "--no-save",
+                 "--no-cache", "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "--langs lists eng_Latn, the target" in err and len(err.splitlines()) == 1

@@ -86,6 +86,19 @@ def check_style(style: str) -> str:
     return style
 
 
+def check_categories(categories: Iterable[str], max_per_category: int) -> list[str]:
+    """The categories asked for, in CATEGORIES order, and the cap, checked: cheap, so callers check
+    them before any model or pool loads (a typo must not cost a minute of spaCy first)."""
+    categories = list(categories)
+    cats = [c for c in CATEGORIES if c in set(categories)]
+    unknown = set(categories) - set(CATEGORIES)
+    if unknown or not cats:
+        raise BadInputError(f"unknown or empty categories {sorted(unknown)}; choose from {', '.join(CATEGORIES)}")
+    if not isinstance(max_per_category, int) or isinstance(max_per_category, bool) or max_per_category < 1:
+        raise BadInputError(f"max_per_category must be at least 1, not {max_per_category!r}")
+    return cats
+
+
 def load_entity_pool(files: Sequence[str | os.PathLike] = (), exclude_sources: Iterable[str] = (),
                      nlp=None) -> tuple[list[PoolEntry], dict]:
     """The candidate entities: the shipped pool (xsimpp/data/entity_pool/entities.tsv) less the entries seen
@@ -146,13 +159,7 @@ def build_augmented(
     equal to its source, to any original sentence, or to an earlier variant (first source wins).
     """
     check_style(style)
-    categories = list(categories)
-    cats = [c for c in CATEGORIES if c in set(categories)]
-    unknown = set(categories) - set(CATEGORIES)
-    if unknown or not cats:
-        raise BadInputError(f"unknown or empty categories {sorted(unknown)}; choose from {', '.join(CATEGORIES)}")
-    if max_per_category < 1:
-        raise BadInputError("max_per_category must be at least 1")
+    cats = check_categories(categories, max_per_category)
     if values_per_number < 1 or swaps_per_entity < 1:
         raise BadInputError("values_per_number and swaps_per_entity must be at least 1")
     sentences = list(sentences)

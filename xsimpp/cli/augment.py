@@ -52,6 +52,8 @@ def run(args) -> int:
                   else None)
     if args.audit < 0:
         raise BadInputError(f"--audit prints N pairs per category to judge; N must be 0 or more, got {args.audit}")
+    # before any model, pool or file is read: a typo costs nothing
+    A.check_categories(categories if categories is not None else A.CATEGORIES, args.max_per_category)
     lang = _target_language(args)
     if lang != "eng_Latn":
         return _run_target(args, lang, categories)

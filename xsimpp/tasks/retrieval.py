@@ -76,6 +76,9 @@ def _pairs(dataset, source: RetrievalSource) -> list[Bitext]:
         if len(codes) < 2:
             raise BadInputError(f"--nway needs at least two languages in --langs, got {', '.join(codes)}")
         return [dataset.bitext(s, t) for s in codes for t in codes if s != t]
+    if tgt in codes and not wants_all(source.langs):  # listed by hand: a typo or a wrong idea, never dropped quietly
+        raise BadInputError(f"--langs lists {tgt}, the target: every language is scored into the target, so leave it "
+                            "out (or choose another --target)")
     pairs = [dataset.bitext(lang, tgt) for lang in codes if lang != tgt]
     if source.both_directions:
         pairs += [dataset.bitext(tgt, lang) for lang in codes if lang != tgt]
