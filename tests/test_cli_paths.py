@@ -59,7 +59,7 @@ def test_an_empty_path_is_one_sentence_and_exit_2(argv, capsys, tmp_path, monkey
     (["train", "mnr", "--src", "x", "--tgt", "y", "--out", "o", "--device", "cuda:7"], "--device 'cuda:7'"),
     (["download", "flores200", "--timeout", "nan"], "invalid finite value"),
     (["rank", "t.csv", "--confidence", "inf"], "invalid finite value"),
-    (["eval", "--encoder", "sbert", "--langs", "kea", "--device", "nope"], "option device"),
+    (["eval", "--encoder", "sbert", "--dataset", "demo", "--langs", "deu", "--device", "nope"], "option device"),
     # checked before spaCy, a pool or FLORES is read (before: after a minute of spaCy work)
     (["augment", "flores200", "--lang", "fra", "--categories", "causality,entitty"], "unknown or empty categories"),
     (["augment", "flores200", "--max-per-category", "0"], "max_per_category must be at least 1"),

@@ -15,6 +15,7 @@ not change under it. ``xsimpp.tasks.runner`` runs every task the same way.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, ClassVar, Sequence
 
@@ -37,6 +38,43 @@ def exclude_knob() -> Any:
 
 def knob_names(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in fields(cls))
+
+
+def _plain_types(hint) -> tuple | None:
+    """The types a knob annotated ``hint`` takes when they are plain (str, int, float, bool, None,
+    or a union of them); None for anything else (Any, containers), which the task checks itself."""
+    import types
+    import typing
+
+    args = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    plain = (str, int, float, bool, type(None))
+    if not all(a in plain for a in args):
+        return None
+    return tuple(args) + ((int,) if float in args else ())  # a float knob takes an int
+
+
+def check_knob_types(cls: type, given: dict[str, Any]) -> dict[str, Any]:
+    """Keywords of the API checked against their knob's declared type before anything else: a
+    wrong type is one sentence naming the knob (as its CLI flag), never a TypeError from deep inside.
+    Returns them with numpy scalars as the Python numbers they are (what a signature can hold)."""
+    import typing
+
+    hints = typing.get_type_hints(cls)
+    out = dict(given)
+    for name, value in given.items():
+        allowed = _plain_types(hints[name]) if name in hints else None
+        if allowed is None:
+            continue
+        if isinstance(value, np.generic):
+            value = out[name] = value.item()
+        # numpy's integers and floats count as the numbers they are (a grid loop over np.arange)
+        accepted = tuple({int: numbers.Integral, float: numbers.Real}.get(t, t) for t in allowed)
+        wrong = not isinstance(value, accepted) or (isinstance(value, bool) and bool not in allowed)
+        if wrong:
+            kinds = " or ".join({str: "text", int: "an integer", float: "a number", bool: "true or false",
+                                 type(None): "None"}[t] for t in dict.fromkeys(allowed) if not (t is int and float in allowed))
+            raise BadInputError(f"--{name.replace('_', '-')} takes {kinds}, not {value!r}")
+    return out
 
 
 def preset_values(cls: type, protocol: str | None, given: dict[str, Any]) -> dict[str, Any]:

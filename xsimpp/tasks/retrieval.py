@@ -40,10 +40,16 @@ ALL_LANGUAGES = "all"  # --langs all
 
 
 def lang_list(langs) -> list[str]:
+    """Language codes from "kea,fur" or ["kea", "fur"]; anything else is one sentence."""
     if langs is None:
         return []
-    items = langs.split(",") if isinstance(langs, str) else list(langs)
-    return [str(c).strip() for c in items if str(c).strip()]
+    if isinstance(langs, str):
+        items = langs.split(",")
+    elif isinstance(langs, (list, tuple, set, frozenset)) and all(isinstance(c, str) for c in langs):
+        items = list(langs)
+    else:
+        raise BadInputError(f"languages are given as \"kea,fur\" or a list of codes, not {langs!r}")
+    return [c.strip() for c in items if c.strip()]
 
 
 def wants_all(langs) -> bool:

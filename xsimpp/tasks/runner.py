@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator, Sequence
 from ..cache import MemoryCache, is_cache_object, open_cache
 from ..errors import BadInputError
 from ..results import ResultRecord, ResultStore, Results
-from .base import Task, TaskReport, knob_names, prefill_cache
+from .base import Task, TaskReport, check_knob_types, knob_names, prefill_cache
 
 log = logging.getLogger(__name__)
 
@@ -180,6 +180,7 @@ def prepare(task: Task, *, spec=None, settings=None, run: RunOptions | None = No
             **knobs) -> tuple[Any, Any, RunOptions]:
     """Knobs -> (data, settings, run options), every input read and checked; no model loaded."""
     src_kw, set_kw, run_kw = split_knobs(task, knobs)
+    src_kw, set_kw = check_knob_types(task.Source, src_kw), check_knob_types(task.Settings, set_kw)
     if settings is not None and set_kw:
         raise BadInputError(f"give the {task.name} settings either as settings= or as keywords "
                             f"({', '.join(sorted(set_kw))}), not both")
