@@ -82,3 +82,30 @@ def test_a_target_listed_among_the_sources_is_refused_not_dropped(capsys):
                  "--no-cache", "--no-progress"]) == 2
     err = capsys.readouterr().err.strip()
     assert "--langs lists eng_Latn, the target" in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("argv", [
+    ["train", "distill", "--langs", "kea", "--steps", "1", "--out", "x" * 240],
+    ["study", "--preset", "small", "--out", "y" * 230],
+    ["leaderboard", "--csv", "z" * 250 + ".csv"],
+])
+def test_a_name_too_long_for_the_file_system_is_refused_before_any_work(argv, capsys, tmp_path, monkeypatch):
+    """Before, a --out one character too long failed only when the finished training or study came
+    to be written (the atomic write's temporary name did not fit)."""
+    monkeypatch.chdir(tmp_path)
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "this file system takes" in err and len(err.splitlines()) == 1, err
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_second_distill_run_into_one_folder_is_refused_without_overwrite(tmp_path, capsys):
+    """Checkpoints of an earlier run in --out: refused before any data or model loads, naming
+    --overwrite (before, the second run's steps were written beside the first's)."""
+    step = tmp_path / "ck" / "step-00100"
+    step.mkdir(parents=True)
+    (step / "xsimpp_training.json").write_text("{}", encoding="utf-8")
+    assert main(["train", "distill", "--langs", "kea", "--out", str(tmp_path / "ck")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "already holds 1 checkpoint(s) of an earlier run" in err and "--overwrite" in err
+    assert len(err.splitlines()) == 1 and [p.name for p in (tmp_path / "ck").iterdir()] == ["step-00100"]

@@ -77,6 +77,7 @@ def check_output_file(path: str | os.PathLike | None, flag: str) -> Path | None:
     if path is None or str(path) == "-":
         return None
     p = Path(path).expanduser()
+    _check_length(p, flag)
     if str(path).endswith(("/", os.sep)) or p.is_dir():
         raise BadInputError(f"{flag} {p} is a directory; give a file name")
     if os.path.lexists(p):
@@ -92,11 +93,36 @@ def check_output_file(path: str | os.PathLike | None, flag: str) -> Path | None:
     return p
 
 
+# Room an atomic write needs beside a name (".NAME.tmp-PID-XXXXXXXX", ".NAME.PID.XXXXXXXX.tmp") and
+# below an output folder (the files a command writes in it).
+_TEMP_ROOM, _INSIDE_ROOM = 32, 200
+
+
+def _check_length(p: Path, flag: str) -> None:
+    """A name the file system can take with the temporary beside it, checked before any work (a
+    --out one character too long failed only when a finished training or study came to be written)."""
+    probe = p
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        name_max, path_max = os.pathconf(probe, "PC_NAME_MAX"), os.pathconf(probe, "PC_PATH_MAX")
+    except (OSError, ValueError, AttributeError):  # no pathconf (Windows) or the name is unknown there
+        name_max, path_max = 255, 4096
+    for part in p.parts:
+        if len(os.fsencode(part)) > name_max - _TEMP_ROOM:
+            raise BadInputError(f"{flag}: the name {part[:40]!r}... is {len(os.fsencode(part))} bytes; this file system "
+                                f"takes {name_max}, and a safe write needs {_TEMP_ROOM} of them for its temporary name")
+    if len(os.fsencode(str(p.absolute()))) > path_max - _INSIDE_ROOM:
+        raise BadInputError(f"{flag}: the path is {len(os.fsencode(str(p.absolute())))} bytes long; this file system "
+                            f"takes {path_max}, with room needed for the files written inside it")
+
+
 def check_output_dir(path: str | os.PathLike | None, flag: str) -> Path | None:
     """Validate an output folder before any work: a writable directory, or creatable as one."""
     if path is None:
         return None
     p = Path(path).expanduser()
+    _check_length(p, flag)
     if os.path.lexists(p):
         if not p.is_dir():
             raise BadInputError(f"{flag} {p} exists and is not a directory")

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 
 from ..encoders.base import check_device
@@ -368,6 +369,9 @@ def _register_distill(tsub) -> None:
                         f"{DEFAULT_STUDENT}, bundled)")
     t.add_argument("--out", type=path, default=DEFAULT_OUT, help=f"checkpoint folder, one OUT/step-NNNNN per checkpoint, each "
                                                       f"written atomically (default {DEFAULT_OUT})")
+    t.add_argument("--overwrite", action="store_true",
+                   help="--out holds an earlier run's checkpoints: replace them (the earlier run's steps this run "
+                        "does not write are removed once it has finished, so the folder never mixes two runs)")
     t.add_argument("--save-every", type=int, default=d.save_every,
                    help="write a checkpoint every N steps (default: only the last step)")
     t.add_argument("--steps", type=int, default=0, help="optimizer steps (default: --epochs passes)")
@@ -435,16 +439,35 @@ def distill_pairs(langs: list[str], data_dir=None, oldi_seed: bool = False, hold
                   "english_sha256": text_checksum([e for _, e in kept])}
 
 
+def _earlier_checkpoints(out) -> list:
+    """The step-NNNNN checkpoints (folders with a training manifest) an earlier run left in ``out``."""
+    import re
+    from pathlib import Path
+
+    from ..training.onealigner import MANIFEST
+
+    folder = Path(out)
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if re.fullmatch(r"step-\d{5,}", p.name) and (p / MANIFEST).is_file())
+
+
 def run_distill(args) -> int:
     from ..cache import EmbeddingCache
     from ..datasets.languages import resolve_languages
     from ..encoders.hf import HFEncoder
+    from ..errors import BadInputError
     from ..tasks.runner import progress_bar
     from ..training.distill import DistillConfig, distill, planned_steps
     from .common import check_outputs
 
     check_outputs(args, dirs={"out": "--out"})
     check_device(args.device)  # before any data is read or model loaded
+    earlier = _earlier_checkpoints(args.out)
+    if earlier and not args.overwrite:
+        raise BadInputError(f"--out {args.out} already holds {len(earlier)} checkpoint(s) of an earlier run "
+                            f"({earlier[0].name} ...): a second run there would mix two runs' checkpoints; give another "
+                            "--out, or --overwrite to replace them")
     cfg = DistillConfig(batch_size=args.batch_size, lr=args.lr, warmup=args.warmup, max_length=args.max_length,
                         steps=args.steps, epochs=args.epochs, save_every=args.save_every,
                         english=not args.no_english, seed=args.seed, device=args.device, prompt=args.prompt,
@@ -470,6 +493,10 @@ def run_distill(args) -> int:
     finally:
         if cache is not None:
             cache.close()
+    written = {r.out.name for r in results}
+    for stale in earlier:  # --overwrite: the earlier run's steps this run did not write go too
+        if stale.name not in written:
+            shutil.rmtree(stale)
     last = results[-1]
     print(f"distilled {last.steps} steps in {last.seconds:.1f}s ({last.steps_per_second:.3f} steps/s, batch "
           f"{cfg.batch_size}); loss {last.losses[0]:.4f} -> {last.losses[-1]:.4f}; {len(results)} checkpoint(s): "

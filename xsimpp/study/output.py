@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from ..errors import BadInputError
-from ..textio import atomic_dir, json_text, make_dirs
+from ..textio import atomic_dir, check_output_dir, json_text, make_dirs
 from ..tasks import METRICS
 from ..tasks.mining import GROUND_TRUTHS
 from .run import StudyResult
@@ -91,7 +91,7 @@ def study_files(result: StudyResult) -> dict[str, bytes]:
 
 
 def check_out_dir(out: str | os.PathLike, overwrite: bool) -> Path:
-    p = Path(out).expanduser()
+    p = check_output_dir(out, "--out")  # a writable place, a name the file system takes
     if os.path.lexists(p):
         if not p.is_dir():
             raise BadInputError(f"--out {p} exists and is not a folder")
