@@ -23,8 +23,57 @@ from xsimpp.study.run import _rank_all  # noqa: E402
 from xsimpp.tasks.ranking import RankingTable, evaluate_table  # noqa: E402
 
 
+def fail(message: str) -> SystemExit:
+    """One sentence on stderr, exit 2 (as xsimpp's commands end on bad input)."""
+    print(f"study_rerank: error: {message}", file=sys.stderr)
+    return SystemExit(2)
+
+
+def read_study(folder: Path) -> tuple[dict, list[dict]]:
+    """study.json and cells.csv of a report folder, checked: readable, of the shape `xsimpp study`
+    writes, and no row cut short (a cells.csv cut mid-row would otherwise rank fewer encoders)."""
+    import pandas as pd
+
+    if not folder.is_dir():
+        raise fail(f"{folder} is not a study report folder")
+    try:
+        meta = json.loads((folder / "study.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise fail(f"cannot read {folder / 'study.json'} ({e})") from None
+    cfg = meta.get("config") if isinstance(meta, dict) else None
+    if not isinstance(cfg, dict) or not isinstance(meta.get("proxies"), list) \
+            or not all(isinstance(cfg.get(k), int) for k in ("bootstrap", "permutations", "seed")):
+        raise fail(f"{folder / 'study.json'} is not a study.json of `xsimpp study` (config, proxies)")
+    import csv
+    import io
+
+    try:
+        text = (folder / "cells.csv").read_text(encoding="utf-8")
+        frame = pd.read_csv(io.StringIO(text))
+    except (OSError, ValueError) as e:
+        raise fail(f"cannot read {folder / 'cells.csv'} ({e})") from None
+    rows = list(csv.reader(io.StringIO(text)))
+    short = [i for i, row in enumerate(rows[1:], 2) if len(row) != len(rows[0])]
+    if short or not text.endswith("\n"):  # `xsimpp study` ends every row, the last one too
+        raise fail(f"{folder / 'cells.csv'} row {short[0] if short else len(rows)} is incomplete (the file was cut "
+                   "short?)")
+    needed = {"system", "family", "lang", "direction", *meta["proxies"]}
+    if not needed <= set(frame.columns):
+        raise fail(f"{folder / 'cells.csv'} lacks the columns {', '.join(sorted(needed - set(frame.columns)))}")
+    cut = frame[frame[["system", "lang", "direction"]].isna().any(axis=1) | frame[meta["proxies"]].isna().all(axis=1)]
+    if len(cut):
+        raise fail(f"{folder / 'cells.csv'} row {int(cut.index[0]) + 2} is incomplete (the file was cut short?)")
+    per_system = frame.groupby("system")["lang"].nunique()
+    if per_system.nunique() > 1:
+        raise fail(f"{folder / 'cells.csv'} has {per_system.min()} languages for {per_system.idxmin()} but "
+                   f"{per_system.max()} for {per_system.idxmax()} (the file was cut short?)")
+    return meta, frame.to_dict("records")
+
+
 def main() -> int:
     import pandas as pd
+
+    from xsimpp.tasks import METRICS
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folder")
@@ -32,17 +81,21 @@ def main() -> int:
     ap.add_argument("--systems", help="comma-separated encoder labels to keep (default: all)")
     args = ap.parse_args()
     folder = Path(args.folder)
-    meta = json.loads((folder / "study.json").read_text(encoding="utf-8"))
+    meta, cells = read_study(folder)
     cfg = SimpleNamespace(**meta["config"])  # the analysis settings: bootstrap, permutations, confidence, seed
-    cells = pd.read_csv(folder / "cells.csv").to_dict("records")
     if args.systems:
         keep = args.systems.split(",")
         missing = sorted(set(keep) - {c["system"] for c in cells})
         if missing:
-            raise SystemExit(f"no cells for {', '.join(missing)} in {folder / 'cells.csv'}")
+            raise fail(f"no cells for {', '.join(missing)} in {folder / 'cells.csv'}")
         cells = [c for c in cells if c["system"] in keep]
+    for pair in args.compare:
+        if len(pair.split(",")) != 2 or not set(pair.split(",")) <= set(meta["proxies"]):
+            raise fail(f"--compare takes two of the study's proxies A,B, not {pair!r}")
     proxies = list(meta["proxies"])
     lower = {p: p != "tatoeba" for p in proxies}  # error rates: lower is better; Tatoeba accuracy: higher
+    # [[proxies.task]] columns: as the metric registry orients their metric
+    lower.update({tp["column"]: METRICS[tp["metric"]].lower_is_better for tp in meta["config"].get("task_proxies", [])})
     notes: list[str] = []
     rankings = _rank_all(cells, proxies, lower, cfg, notes)
     result = SimpleNamespace(rankings=rankings, data_summary=meta.get("data", {}))  # what ranking_text reads
