@@ -345,21 +345,26 @@ def _check_type(value, t, where: str):
 _TASK_PROXY_KEYS = {"task": str, "metric": str, "column": str, "options": dict}
 
 
-def _task_proxies(entries, source: str) -> list[TaskProxy]:
+def _array_of_tables(entries, source: str, table: str, name: str, keys: dict, required: tuple[str, ...]) -> list[dict]:
+    """An array of TOML tables (``[[encoders]]``, ``[[proxies.task]]``), every key known and typed and
+    the required ones there; one sentence naming the table's number otherwise (``name`` N)."""
     if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
-        raise BadInputError(f"{source}: [proxies] task must be [[proxies.task]] tables")
-    out = []
+        raise BadInputError(f"{source}: {table} must be [[{table}]] tables")
     for n, e in enumerate(entries, 1):
         for key, value in e.items():
-            if key not in _TASK_PROXY_KEYS:
-                raise BadInputError(f"{source}: proxies.task {n} has an unknown key '{key}' "
-                                    f"(known: {', '.join(_TASK_PROXY_KEYS)})")
-            _check_type(value, _TASK_PROXY_KEYS[key], f"proxies.task {n} {key}")
-        for required in ("task", "metric"):
-            if required not in e:
-                raise BadInputError(f"{source}: proxies.task {n} is missing '{required}'")
-        out.append(TaskProxy(e["task"], e["metric"], e.get("column") or e["metric"], dict(e.get("options", {}))))
-    return out
+            if key not in keys:
+                raise BadInputError(f"{source}: {name} {n} has an unknown key '{key}' (known: {', '.join(keys)})")
+            _check_type(value, keys[key], f"{name} {n} {key}")
+        for key in required:
+            if key not in e:
+                raise BadInputError(f"{source}: {name} {n} is missing '{key}'")
+    return entries
+
+
+def _task_proxies(entries, source: str) -> list[TaskProxy]:
+    return [TaskProxy(e["task"], e["metric"], e.get("column") or e["metric"], dict(e.get("options", {})))
+            for e in _array_of_tables(entries, source, "proxies.task", "proxies.task", _TASK_PROXY_KEYS,
+                                       ("task", "metric"))]
 
 
 def check_task_proxies(cfg: StudyConfig) -> None:
@@ -423,20 +428,9 @@ def parse_config(text: str, source: str = "the configuration") -> StudyConfig:
     encs = raw.get("encoders")
     if not encs:
         raise BadInputError(f"{source} lists no encoders; add [[encoders]] tables with a label and a name")
-    if not isinstance(encs, list) or not all(isinstance(e, dict) for e in encs):
-        raise BadInputError(f"{source}: encoders must be [[encoders]] tables")
-    specs = []
-    for n, e in enumerate(encs, 1):
-        for key, value in e.items():
-            if key not in _ENCODER_KEYS:
-                raise BadInputError(f"{source}: encoder {n} has an unknown key '{key}' "
-                                    f"(known: {', '.join(_ENCODER_KEYS)})")
-            _check_type(value, _ENCODER_KEYS[key], f"encoder {n} {key}")
-        for required in ("label", "name"):
-            if required not in e:
-                raise BadInputError(f"{source}: encoder {n} is missing '{required}'")
-        specs.append(EncoderSpec(e["label"], e["name"], dict(e.get("options", {})), e.get("family", e["name"]),
-                                 bool(e.get("optional", False))))
+    specs = [EncoderSpec(e["label"], e["name"], dict(e.get("options", {})), e.get("family", e["name"]),
+                         bool(e.get("optional", False)))
+             for e in _array_of_tables(encs, source, "encoders", "encoder", _ENCODER_KEYS, ("label", "name"))]
     if "target" in values:
         values["target"] = target_language(values["target"])
     cfg = StudyConfig(encoders=specs, source=source, text=text, **values)
