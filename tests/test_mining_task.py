@@ -18,6 +18,34 @@ SETTINGS = dict(flores_lines=60, ntrex_lines=60, unpaired_sources=20, whole_sour
                 fill_sources=("oldi-seed",), distractors=1500, seed=3, fixed_threshold=1.1)
 
 
+def _chargram_study(name: str, *, study: str = "", proxies: str = "", mining: str = ""):
+    """A study of two character n-gram encoders on fao and swh (60 FLORES + 60 NTREX lines, 1 500
+    distractors, no xsim++ or Tatoeba), with ``study``/``proxies``/``mining`` lines added to the tables."""
+    from xsimpp.study.config import parse_config
+
+    return parse_config(f"""[study]
+name = "{name}"
+languages = ["fao", "swh"]
+flores_lines = 60
+ntrex_lines = 60
+{study}[proxies]
+xsimpp_styles = []
+error_type_subsets = false
+tatoeba = false
+{proxies}[mining]
+distractors = 1500
+whole_sources = ["ntrex128"]
+fill_sources = ["oldi-seed"]
+{mining}[[encoders]]
+label = "cg"
+name = "chargram"
+[[encoders]]
+label = "cg-2"
+name = "chargram"
+options = {{ ngram_max = 2 }}
+""")
+
+
 def test_the_task_is_registered_with_its_metrics():
     task = TASKS["mining-f1"]
     assert task.cli and {m for m, info in METRICS.items() if info.producer == "mining-f1"} == set(task.metrics)
@@ -27,39 +55,14 @@ def test_the_task_is_registered_with_its_metrics():
 def test_mining_f1_equals_the_study_cells(real_data, tmp_path):
     """The same languages, gold, unpaired sources, pool and settings: the standalone task's numbers
     are the study's mining cells (the study runs this very task on its own vectors)."""
-    from xsimpp.study.config import parse_config
-
     res = xsimpp.mining_f1("chargram", "fao,swh", cache=False, data_dir=real_data, **SETTINGS)
     alone = {(r.src_lang, r.metric): r.value for r in res.records}
     assert {m for _, m in alone} == set(TASKS["mining-f1"].metrics)  # NTREX has fao and swa: every metric
     assert res.records[0].signature.dataset == "mining"
     assert res.records[0].signature.params["unpaired_sources"] == 20 and "system" not in res.records[0].signature.params
 
-    cfg = parse_config(f"""
-[study]
-name = "same"
-languages = ["fao", "swh"]
-flores_lines = 60
-ntrex_lines = 60
-seed = 3
-[proxies]
-xsimpp_styles = []
-error_type_subsets = false
-tatoeba = false
-[mining]
-distractors = 1500
-whole_sources = ["ntrex128"]
-fill_sources = ["oldi-seed"]
-fixed_threshold = 1.1
-unpaired_sources = 20
-[[encoders]]
-label = "cg"
-name = "chargram"
-[[encoders]]
-label = "cg-2"
-name = "chargram"
-options = {{ ngram_max = 2 }}
-""")
+    cfg = _chargram_study("same", study="seed = 3\n",
+                          mining="fixed_threshold = 1.1\nunpaired_sources = 20\n")
     study = run_study(cfg, data_dir=real_data, cache=False)
     cells = {(c["lang"], m): c[m] for c in study.cells if c["system"] == "cg" for m in TASKS["mining-f1"].metrics}
     assert cells == alone
@@ -98,19 +101,7 @@ def test_a_study_proxy_is_a_registered_metric_named_in_the_config(real_data):
     """Adding a proxy touches no file: a [[proxies.task]] table names a registered task and metric;
     its cells equal the task run alone, its records are the task's own, and the ranking orients
     it as the metric registry says (MTEB's F1: higher is better)."""
-    from xsimpp.study.config import parse_config
-
-    cfg = parse_config(f"""
-[study]
-name = "extra"
-languages = ["fao", "swh"]
-flores_lines = 60
-ntrex_lines = 60
-[proxies]
-xsimpp_styles = []
-error_type_subsets = false
-tatoeba = false
-[[proxies.task]]
+    cfg = _chargram_study("extra", proxies="""[[proxies.task]]
 task = "mteb-bitext"
 metric = "mteb_bitext_f1"
 column = "mteb"
@@ -118,18 +109,7 @@ column = "mteb"
 task = "xsim"
 metric = "xsim"
 column = "xsim-k8"
-options = {{ k = 8 }}
-[mining]
-distractors = 1500
-whole_sources = ["ntrex128"]
-fill_sources = ["oldi-seed"]
-[[encoders]]
-label = "cg"
-name = "chargram"
-[[encoders]]
-label = "cg-2"
-name = "chargram"
-options = {{ ngram_max = 2 }}
+options = { k = 8 }
 """)
     study = run_study(cfg, data_dir=real_data, cache=False)
     assert study.proxies[-2:] == ["mteb", "xsim-k8"] and study.lower_is_better["mteb"] is False

@@ -3,25 +3,15 @@ analysis of every proxy against mining -- the same statistics as `xsimpp rank`
 (``tasks.ranking.evaluate_table``: pairwise accuracy within language directions, Kocmi et al.
 2021; bootstrap CI; PERM-BOTH; correlations), with mining F1 in the place of BLEU.
 
-Ground truths (each its own ranking):
-- ``mining_f1``: gold pairs of FLORES devtest and NTREX-128 mined together against their target
-  lines (English, or ``[study] target``) plus the distractor pool (margin kNN both ways, BUCC's
-  candidates), F1 with the threshold cross-validated over source sentences
-  (``scoring.bucc.cross_validate``);
-- ``mining_f1_ntrex``: the same candidates restricted to NTREX sources and gold -- sentences no
-  FLORES-based proxy saw, so a proxy that predicts it predicts mining on unseen text (xsim on
-  FLORES devtest and the FLORES gold share their sentences: ``mining_f1`` is partly circular);
-- ``mining_p_fixed`` / ``mining_f1_fixed``: precision and F1 at the fixed threshold (LASER's usual
-  ratio margin 1.06) over all gold, as a miner who cannot tune on gold runs it (recall is in the
-  table too).
-
-With ``[mining] unpaired_sources`` each language's sources also hold FLORES dev lines that have no
-translation among the targets (``data.LanguageData.unpaired``): every candidate pair they form is
-a false positive, in every mining ground truth above that counts all sources (``mining_f1``,
-``mining_p_fixed``, ``mining_f1_fixed``; the NTREX-only and FLORES-only ones keep their own
-sources). Each ranking reports its pairwise accuracy over encoder pairs of the same ``family``
-(within a model: checkpoints of one training run) and of different families (across models)
-separately as well, as the xSIM++ paper's appendix D does.
+Every proxy and the ground truth are registered tasks, run through the runner over the cache the
+study's encoding pass filled. The ground truths (each its own ranking: ``tasks.mining.GROUND_TRUTHS``)
+are the ``mining-f1`` task's metrics, defined there: ``mining_f1`` (FLORES + NTREX gold, threshold
+cross-validated; partly circular, as xsim on FLORES devtest shares its sentences),
+``mining_f1_ntrex`` (sentences no proxy saw), ``mining_p_fixed`` / ``mining_f1_fixed`` (LASER's fixed
+1.06 cut), with ``[mining] unpaired_sources`` as false-positive bait. Each ranking reports its
+pairwise accuracy over encoder pairs of the same ``family`` (within a model: checkpoints of one
+training run) and of different families (across models) separately as well, as the xSIM++ paper's
+appendix D does.
 
 With a non-English ``[study] target`` T every direction is X->T: xsim and xsim++ on FLORES devtest
 X->T (T's strict negatives; the error-type subsets only over the types T's negatives have: entity

@@ -71,8 +71,8 @@ def check_knob_types(cls: type, given: dict[str, Any]) -> dict[str, Any]:
         accepted = tuple({int: numbers.Integral, float: numbers.Real}.get(t, t) for t in allowed)
         wrong = not isinstance(value, accepted) or (isinstance(value, bool) and bool not in allowed)
         if wrong:
-            kinds = " or ".join({str: "text", int: "an integer", float: "a number", bool: "true or false",
-                                 type(None): "None"}[t] for t in dict.fromkeys(allowed) if not (t is int and float in allowed))
+            names = {str: "text", int: "an integer", float: "a number", bool: "true or false", type(None): "None"}
+            kinds = " or ".join(names[t] for t in dict.fromkeys(allowed) if not (t is int and float in allowed))
             raise BadInputError(f"--{name.replace('_', '-')} takes {kinds}, not {value!r}")
     return out
 

@@ -21,7 +21,6 @@ their own sources).
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -37,17 +36,15 @@ from ..results import ResultRecord
 from ..scoring import bucc as B
 from ..textio import path
 from .base import MetricInfo, Settings, Task, TaskReport, check_margin_k, embedder_for, knob, pair_scores_for, sign
-from .retrieval import lang_list
+from .retrieval import lang_list, limit_lines
 
 # The metrics the study ranks proxies against (each its own ranking), in table order.
 GROUND_TRUTHS = ("mining_f1", "mining_f1_ntrex", "mining_p_fixed", "mining_f1_fixed")
 
 
 def head(bt: Bitext, n: int) -> Bitext:
-    """The first ``n`` lines (0: all), recorded in the split name (``devtest[:500]``)."""
-    if not n or len(bt) <= n:
-        return bt
-    return dataclasses.replace(bt, split=f"{bt.split}[:{n}]", src=bt.src[:n], tgt=bt.tgt[:n])
+    """The first ``n`` lines (0: all), as ``--limit`` takes them (the split recorded as ``devtest[:500]``)."""
+    return limit_lines([bt], n or None)[0]
 
 
 def _count(value: Any, what: str) -> None:
