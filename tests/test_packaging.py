@@ -25,3 +25,13 @@ def test_the_embedded_data_is_inside_the_package_and_declared_as_package_data():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert "data/**/*" in config["tool"]["setuptools"]["package-data"]["xsimpp"]
     assert "graft tests" in (ROOT / "MANIFEST.in").read_text(encoding="utf-8")
+
+
+def test_the_changelog_names_this_version():
+    """One version, in xsimpp/version.py; the changelog's newest release and CITATION.cff say it too."""
+    import re
+
+    changelog = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
+    newest = re.search(r"^## \[(\d+\.\d+\.\d+)\]", changelog, re.M)
+    assert newest and newest.group(1) == xsimpp.__version__
+    assert f"version: {xsimpp.__version__}" in (ROOT / "CITATION.cff").read_text(encoding="utf-8")
