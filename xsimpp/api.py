@@ -271,25 +271,60 @@ def score(src_emb, tgt_emb, *, tgt_text=None, errtypes=None, allow_errtypes=(), 
 
 
 def mine(src, tgt, out_dir, *, margin: str = DEFAULT_MARGIN, k: int = 4, max_memory="4GB", progress=None,
-         engine=None, ray: str | None = None, **layout):
+         engine=None, ray: str | None = None, pairs_tsv=None, src_text=None, tgt_text=None, retrieval: str = "max",
+         threshold: float = 0.0, **layout):
     """Exact margin kNN both ways, sharded and resumable under ``out_dir`` (`xsimpp mine`);
     ``ray``: "auto" or a cluster address to run the shards as Ray tasks (outputs byte-identical;
     ``out_dir`` must then be on storage every node sees); ``layout``: ``keep_shards``,
     ``shard_rows``, ``tile_cols``, ``max_shards`` (``xsimpp.engine.mining.mine``). Returns
-    ``engine.mining.MiningResult``."""
-    from .engine.mining import mine as run_mine
+    ``engine.mining.MiningResult``.
 
+    ``pairs_tsv``: also write the mined pairs as LASER's ``mine_bitexts --mode mine`` does
+    (``score<TAB>source<TAB>target``, best first; ``retrieval`` and ``threshold`` as its flags, see
+    ``scoring.bucc.select_pairs``), reading the sentences from ``src_text``/``tgt_text`` (one per
+    embedding row; checked before any mining work)."""
+    from .engine.mining import RowSource, mine as run_mine
+    from .scoring.bucc import check_selection, pairs_tsv as tsv_text, select_pairs
+    from .textio import atomic_write_text, check_output_file
+
+    texts = None
+    if pairs_tsv is not None or src_text is not None or tgt_text is not None:
+        if pairs_tsv is None or src_text is None or tgt_text is None:
+            raise BadInputError("writing mined pairs needs all three of pairs_tsv, src_text and tgt_text "
+                                "(--pairs-tsv, --src-text, --tgt-text)")
+        check_selection(retrieval, threshold)
+        check_output_file(pairs_tsv, "--pairs-tsv")
+        texts = (_sentences(src_text, RowSource(src, "source embeddings")),
+                 _sentences(tgt_text, RowSource(tgt, "target embeddings")))
     if not ray:
-        return run_mine(src, tgt, out_dir, margin=margin, k=k, max_memory=max_memory, progress=progress, config=engine,
-                        **layout)
-    from .distributed.ray_backend import RayExecutor
+        res = run_mine(src, tgt, out_dir, margin=margin, k=k, max_memory=max_memory, progress=progress, config=engine,
+                       **layout)
+    else:
+        from .distributed.ray_backend import RayExecutor
 
-    ex = RayExecutor(ray)
-    try:
-        return run_mine(src, tgt, out_dir, margin=margin, k=k, max_memory=max_memory, progress=progress, config=engine,
-                        executor=ex, **layout)
-    finally:
-        ex.close()
+        ex = RayExecutor(ray)
+        try:
+            res = run_mine(src, tgt, out_dir, margin=margin, k=k, max_memory=max_memory, progress=progress,
+                           config=engine, executor=ex, **layout)
+        finally:
+            ex.close()
+    if res is not None and texts is not None:
+        atomic_write_text(pairs_tsv, tsv_text(select_pairs(res.knn, retrieval, threshold), *texts))
+    return res
+
+
+def _sentences(path, rows) -> list[str]:
+    """The sentences of one mining side: one per embedding row, no tab inside (a TSV field)."""
+    from .textio import read_lines
+
+    lines = read_lines(path)
+    if len(lines) != len(rows):
+        raise BadInputError(f"{path} has {len(lines)} lines but the {rows.name} have {len(rows)} rows; "
+                            "give one sentence per embedding row")
+    for n, line in enumerate(lines, 1):
+        if "\t" in line:
+            raise BadInputError(f"{path}: line {n} holds a tab, which would split its sentence in the TSV")
+    return lines
 
 
 def download(source: str, to=None, **kwargs):

@@ -15,6 +15,7 @@ then source, then target index: a deterministic order that the sweep relies on.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -24,7 +25,7 @@ import numpy as np
 
 from ..errors import BadInputError, MissingResourceError
 from ..engine import DEFAULT_MARGIN, EngineConfig, check_margin, margin_knn
-from ..engine.knn import check_similarity_shape
+from ..engine.knn import MarginKNN, check_similarity_shape
 
 
 @dataclass(frozen=True)
@@ -124,6 +125,57 @@ def one_to_one(cands: Candidates) -> Candidates:
             seen_tgt.add(t)
             keep[n] = True
     return cands.take(keep)
+
+
+RETRIEVALS = ("max", "fwd", "bwd", "intersect")  # LASER mine_bitexts' --retrieval choices
+
+
+def check_selection(retrieval: str, threshold: float) -> None:
+    """A known retrieval and a finite threshold, or one sentence."""
+    if retrieval not in RETRIEVALS:
+        raise BadInputError(f"unknown retrieval {retrieval!r}; choose one of {', '.join(RETRIEVALS)}")
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float, np.floating)) \
+            or not math.isfinite(threshold):
+        raise BadInputError(f"the threshold must be a finite number, got {threshold!r}")
+
+
+def select_pairs(knn: MarginKNN, retrieval: str = "max", threshold: float = 0.0) -> Candidates:
+    """The pairs LASER's ``mine_bitexts --mode mine`` writes, from margin kNN both ways.
+
+    ``fwd``: each source with its best target; ``bwd``: each target with its best source;
+    ``intersect``: the forward pairs whose target's best source is that source; ``max`` (LASER's
+    default): forward and backward bests together, walked best first with the one-to-one rule
+    (``one_to_one``). Pairs scoring above ``threshold`` (strictly, as LASER) are kept, sorted by
+    score descending. Two differences from LASER, both about order and filtering of its other
+    modes: LASER applies the threshold and sorts only under ``max`` (its ``fwd``/``bwd``/
+    ``intersect`` files come in input order, and users pipe them through ``sort -rn``); here every
+    mode is thresholded and sorted the same way. Ties go to the lower source, then target index.
+    """
+    check_selection(retrieval, threshold)
+    fwd_tgt, fwd_score = knn.forward_best()
+    n_x = len(fwd_tgt)
+    if retrieval == "fwd":
+        cands = unify_pairs(np.arange(n_x), fwd_tgt, fwd_score)
+    else:
+        bwd_src, bwd_score = knn.backward_best()
+        n_y = len(bwd_src)
+        if retrieval == "bwd":
+            cands = unify_pairs(bwd_src, np.arange(n_y), bwd_score)
+        elif retrieval == "intersect":
+            mutual = bwd_src[fwd_tgt] == np.arange(n_x)
+            cands = unify_pairs(np.flatnonzero(mutual), fwd_tgt[mutual], fwd_score[mutual])
+        else:
+            cands = one_to_one(unify_pairs(np.concatenate([np.arange(n_x), bwd_src]),
+                                           np.concatenate([fwd_tgt, np.arange(n_y)]),
+                                           np.concatenate([fwd_score, bwd_score])))
+    return cands.take(cands.score > threshold)
+
+
+def pairs_tsv(cands: Candidates, src_texts: Sequence[str], tgt_texts: Sequence[str]) -> str:
+    """``score<TAB>source<TAB>target`` lines, one per candidate in its order (LASER's mining output;
+    the score is the exact float64 margin, printed in full)."""
+    return "".join(f"{float(v)!r}\t{src_texts[s]}\t{tgt_texts[t]}\n"
+                   for s, t, v in zip(cands.src.tolist(), cands.tgt.tolist(), cands.score.tolist()))
 
 
 def unique_texts(texts: Sequence[str]) -> tuple[list[str], np.ndarray]:
