@@ -352,6 +352,18 @@ def test_cli_file_and_flores(nlp, nltk_ner, tmp_path, capsys, isolated_home):
     assert (isolated_home / "augmented" / "flores200" / "dev_augmented" / "strict" / "eng_Latn_errtype.dev.json").is_file()
 
 
+def test_cli_shows_progress_unless_told_not_to(nlp, tmp_path, capsys):
+    """The analysis pass shows its bar on stderr whatever stderr is (a pipe, a log file), as every
+    other command does; --no-progress hides it."""
+    corpus = tmp_path / "en.txt"
+    corpus.write_text("\n".join(CORPUS) + "\n", encoding="utf-8")
+    for extra, shown in (([], True), (["--no-progress"], False)):
+        args = _parse(["augment", str(corpus), "--out", str(tmp_path / f"o{shown}"), "--categories", "number", *extra])
+        assert args.func(args) == 0
+        err = capsys.readouterr().err
+        assert ("analysing: 100%" in err and f"{len(CORPUS)}/{len(CORPUS)}" in err) is shown, err
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("split", ["dev", "devtest"])
 def test_paper_style_lands_on_table_2(nlp, nltk_ner, real_data, split):

@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import random
-import sys
 from pathlib import Path
 
 from ..errors import BadInputError
@@ -88,7 +87,7 @@ def run(args) -> int:
         max_per_category=args.max_per_category,
         entity_pool=pool,
         pool_info=pool_info,
-        progress=not args.no_progress and sys.stderr.isatty(),
+        progress=not args.no_progress,
         reduced_rules=args.allow_reduced_rules,
     )
     text_path, json_path = A.write_laser_format(aug, out_dir, split)
@@ -133,7 +132,7 @@ def _run_target(args, lang: str, categories) -> int:
 
     aug, _ = augment_flores_target(lang, split, data_dir=args.data_dir, seed=args.seed, categories=categories,
                                      max_per_category=args.max_per_category, out_dir=args.out,
-                                     progress=not args.no_progress and sys.stderr.isatty())
+                                     progress=not args.no_progress)
     _report(args, aug, src, None, (*A.output_paths(args.out, split, lang), A.meta_path(args.out, split, lang)))
     return 0
 
