@@ -9,18 +9,21 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import json
 import logging
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+import numpy as np
+
 from .version import __version__
 from .errors import BadInputError, XsimppError
 from .paths import results_dir
-from .textio import atomic_write_many, json_text, os_error_cause, parse_json
+from .textio import atomic_write_many, json_text, os_error_cause, parse_json, read_bytes
 
 log = logging.getLogger(__name__)
 
@@ -54,6 +57,94 @@ class Signature:
         return not diff, diff
 
 
+# How a record's value follows from its outcomes (``scoring.significance`` computes each on a
+# resample): the percentage of items not correct, of items correct, or MTEB's weighted F1 of the
+# chosen against the gold indices.
+STATISTICS = ("error_rate", "accuracy", "weighted_f1")
+_OUTCOME_ARRAYS = {"correct": np.bool_, "chosen": np.int64, "gold": np.int64, "chosen_score": np.float64,
+                   "gold_score": np.float64, "error_type": np.int8}
+NOT_SCORED = np.nan  # a score an outcome has no value for (MTEB's cosine has no gold margin, etc.)
+
+
+@dataclass(frozen=True, eq=False)
+class Outcomes:
+    """What happened to each item of one record (a source sentence of xsim, a query of Tatoeba):
+    the index of the chosen target and of the gold one, whether the choice is correct (in the
+    record's mode: text or index), the score (margin, cosine or P-xSIM's blend, the engine's exact
+    values) of the chosen and of the gold target, and for a wrong choice its error type (an index
+    into ``error_types``; -1 where correct). ``statistic`` says how the record's value follows from
+    them, so a resample of the items gives that value on the resample (confidence intervals, paired
+    tests). Stored beside the record (``ResultStore``) and checked against its digest on reading."""
+
+    statistic: str
+    correct: np.ndarray
+    chosen: np.ndarray
+    gold: np.ndarray
+    chosen_score: np.ndarray
+    gold_score: np.ndarray
+    error_type: np.ndarray
+    error_types: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.statistic not in STATISTICS:
+            raise BadInputError(f"unknown outcome statistic {self.statistic!r}; known: {', '.join(STATISTICS)}")
+        n = len(self.correct)
+        for name, dtype in _OUTCOME_ARRAYS.items():
+            a = np.ascontiguousarray(getattr(self, name), dtype=dtype)
+            if a.shape != (n,):
+                raise BadInputError(f"outcome array {name} has shape {a.shape}, expected ({n},)")
+            object.__setattr__(self, name, a)
+        object.__setattr__(self, "error_types", tuple(str(t) for t in self.error_types))
+        if n and (self.error_type.min() < -1 or self.error_type.max() >= len(self.error_types)):
+            raise BadInputError("an outcome's error type is outside its list of error types")
+
+    @classmethod
+    def build(cls, statistic: str, correct, chosen, gold=None, chosen_score=None, gold_score=None,
+              error_type=None) -> "Outcomes":
+        """From per-item arrays; ``error_type``: a name per item ("" or None where correct)."""
+        correct = np.asarray(correct, dtype=bool)
+        n = len(correct)
+        names: tuple[str, ...] = ()
+        codes = np.full(n, -1, dtype=np.int8)
+        if error_type is not None:
+            names = tuple(sorted({str(t) for t in error_type if t}))
+            code_of = {t: i for i, t in enumerate(names)}
+            codes = np.array([code_of[str(t)] if t else -1 for t in error_type], dtype=np.int8)
+        missing = np.full(n, NOT_SCORED)
+        return cls(statistic, correct, chosen, np.arange(n) if gold is None else gold,
+                   missing if chosen_score is None else chosen_score, missing if gold_score is None else gold_score,
+                   codes, names)
+
+    def __len__(self) -> int:
+        return len(self.correct)
+
+    def type_names(self) -> list[str]:
+        """Each item's error type ("" where correct)."""
+        return [self.error_types[c] if c >= 0 else "" for c in self.error_type.tolist()]
+
+    def digest(self) -> str:
+        """sha256 of the statistic, the names and every array's dtype, shape and bytes: what a
+        record carries to tell its own outcomes from altered ones."""
+        h = hashlib.sha256(json.dumps([self.statistic, list(self.error_types)]).encode())
+        for name in _OUTCOME_ARRAYS:
+            a = getattr(self, name)
+            h.update(f"|{name}:{a.dtype.str}:{a.shape}|".encode())
+            h.update(a.tobytes())
+        return h.hexdigest()
+
+    def to_bytes(self) -> bytes:
+        buf = io.BytesIO()
+        np.savez_compressed(buf, statistic=np.array(self.statistic), error_types=np.array(self.error_types, dtype=str),
+                            **{name: getattr(self, name) for name in _OUTCOME_ARRAYS})
+        return buf.getvalue()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> "Outcomes":
+        with np.load(io.BytesIO(data), allow_pickle=False) as z:
+            return cls(str(z["statistic"]), *(z[name] for name in _OUTCOME_ARRAYS),
+                       error_types=tuple(z["error_types"].tolist()))
+
+
 @dataclass
 class ResultRecord:
     metric: str  # "xsim", "xsim++", ...
@@ -66,6 +157,12 @@ class ResultRecord:
     error_types: dict[str, int] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     created: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    outcomes_digest: str | None = None  # Outcomes.digest() of the outcomes stored beside the record
+    outcomes: Outcomes | None = field(default=None, repr=False, compare=False)  # in memory, not in the JSON
+
+    def __post_init__(self) -> None:
+        if self.outcomes is not None:
+            self.outcomes_digest = self.outcomes.digest()
 
     @property
     def key(self) -> str:
@@ -81,7 +178,10 @@ class ResultRecord:
         return hashlib.sha256("\x1f".join(ident).encode()).hexdigest()[:24]
 
     def to_json(self) -> dict[str, Any]:
-        d = asdict(self)
+        d = asdict(replace(self, outcomes=None))
+        del d["outcomes"]
+        if d["outcomes_digest"] is None:
+            del d["outcomes_digest"]  # records without outcomes keep their old JSON
         d["signature_string"] = self.signature.format()
         d["key"] = self.key
         return d
@@ -91,6 +191,7 @@ class ResultRecord:
         d = dict(d)
         d.pop("signature_string", None)
         d.pop("key", None)
+        d.pop("outcomes", None)  # never stored in the JSON; a hand-made one is not trusted
         d["signature"] = Signature(**d["signature"])
         rec = cls(**d)
         number = (int, float)
@@ -99,7 +200,8 @@ class ResultRecord:
                 or not (rec.errors is None or isinstance(rec.errors, int))
                 or not isinstance(rec.error_types, dict)
                 or not all(isinstance(v, int) and not isinstance(v, bool) for v in rec.error_types.values())
-                or not isinstance(rec.extra, dict) or not isinstance(rec.signature.params, dict)):
+                or not isinstance(rec.extra, dict) or not isinstance(rec.signature.params, dict)
+                or not (rec.outcomes_digest is None or isinstance(rec.outcomes_digest, str))):
             raise TypeError("a field has the wrong type (value must be a finite number, n and error counts integers)")
         return rec
 
@@ -113,6 +215,9 @@ class ResultStore:
     def path(self, record: ResultRecord) -> Path:
         return self.root / f"{record.key}.json"
 
+    def outcomes_path(self, record: ResultRecord) -> Path:
+        return self.root / f"{record.key}.outcomes.npz"
+
     def put(self, record: ResultRecord) -> Path:
         return self.put_many([record])[0]
 
@@ -123,7 +228,9 @@ class ResultStore:
         paths = [self.path(r) for r in records]
         for r, p in zip(records, paths):
             self._warn_if_other_data(r, p)
-        atomic_write_many([(p, json_text(r.to_json()).encode("utf-8")) for r, p in zip(records, paths)])
+        files = [(p, json_text(r.to_json()).encode("utf-8")) for r, p in zip(records, paths)]
+        files += [(self.outcomes_path(r), r.outcomes.to_bytes()) for r in records if r.outcomes is not None]
+        atomic_write_many(files)
         return paths
 
     @staticmethod
@@ -151,6 +258,28 @@ class ResultStore:
                 raise XsimppError(f"result file {p} is unreadable ({e}); delete it or re-run the evaluation") from None
             except OSError as e:
                 raise XsimppError(f"result file {p} cannot be read: {os_error_cause(e)}") from None
+        return out
+
+
+    def outcomes(self, record: ResultRecord) -> Outcomes:
+        """The per-item outcomes stored beside ``record``, checked against the digest it carries."""
+        if record.outcomes is not None:
+            return record.outcomes
+        what = (f"the {record.metric} {record.signature.dataset}/{record.signature.split} {record.src_lang}-"
+                f"{record.tgt_lang} result of {record.signature.encoder}")
+        if record.outcomes_digest is None:
+            raise XsimppError(f"{what} has no per-sentence outcomes (stored before xsimpp kept them, or by a task "
+                              "that has none); re-run it to get outcomes")
+        p = self.outcomes_path(record)
+        if not p.is_file():
+            raise XsimppError(f"the outcomes of {what} are missing ({p}); re-run it to get outcomes")
+        try:
+            out = Outcomes.from_bytes(read_bytes(p))
+        except (ValueError, KeyError, OSError, EOFError, BadInputError, TypeError) as e:
+            raise XsimppError(f"the outcomes file {p} is unreadable ({e}); re-run the evaluation") from None
+        if out.digest() != record.outcomes_digest or len(out) != record.n:
+            raise XsimppError(f"the outcomes file {p} does not match its record (altered or from another run); "
+                              "re-run the evaluation")
         return out
 
 

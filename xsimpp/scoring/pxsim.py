@@ -35,6 +35,8 @@ class PxsimCandidates:
     idx: np.ndarray  # (n, k) target indices, similarity descending then index ascending
     margin: np.ndarray  # (n, k) margin scores (cosine for the absolute margin)
     aux: np.ndarray  # (n, k) auxiliary scores of the same pairs
+    gold_margin: np.ndarray  # (n,) margin score of each source's gold target (target i)
+    gold_aux: np.ndarray  # (n,) auxiliary score of the same pairs
 
 
 def pxsim_candidates(x: np.ndarray | None = None, y: np.ndarray | None = None, *,
@@ -55,28 +57,34 @@ def pxsim_candidates(x: np.ndarray | None = None, y: np.ndarray | None = None, *
     top = topk_both(x, y, similarity=similarity, k_fwd=k, k_bwd=None, unit=unit, config=config)
     idx = top.fwd_idx
     rows = np.repeat(np.arange(idx.shape[0]), idx.shape[1])
+    n = idx.shape[0]
+    gold = np.arange(n)
+    gold_sim = (np.asarray(similarity, np.float32)[gold, gold].astype(np.float64) if similarity is not None
+                else pair_similarity(x, y, gold, gold))
     if margin == "absolute":  # LASER searches k neighbours by cosine and blends the cosines
-        score = top.fwd_sim
+        score, gold_margin = top.fwd_sim, gold_sim
     else:  # every target's k_margin-neighbour average, then the one margin formula of the engine
         knn = margin_knn(x, y, similarity=similarity, margin=margin, k=k_margin or k, backward=True, unit=unit,
                          config=config)
         score = knn.pair_scores(top.fwd_sim.reshape(-1), rows, idx.reshape(-1)).reshape(idx.shape)
-    n = idx.shape[0]
+        gold_margin = knn.pair_scores(gold_sim, gold, gold)
     if aux_similarity is not None:
         aux_similarity = np.asarray(aux_similarity)
         if aux_similarity.shape[0] != n or aux_similarity.shape[1] <= int(idx.max()):
             raise BadInputError(f"the auxiliary similarity matrix is {aux_similarity.shape}, the candidates need "
                                 f"({n}, > {int(idx.max())})")
         aux = aux_similarity[rows, idx.reshape(-1)].astype(np.float64).reshape(idx.shape)
+        gold_aux = aux_similarity[gold, gold].astype(np.float64)
     else:
         if len(x_aux) != n or len(y_aux) <= int(idx.max()):
             raise BadInputError(f"the auxiliary vectors cover {len(x_aux)} sources and {len(y_aux)} targets; the "
                                 f"primary ones {n} sources and more than {int(idx.max())} targets")
         xa, ya = normalize(x_aux, "auxiliary source embeddings"), normalize(y_aux, "auxiliary target embeddings")
         aux = pair_similarity(xa, ya, rows, idx.reshape(-1)).reshape(idx.shape)
+        gold_aux = pair_similarity(xa, ya, gold, gold)
     if not np.isfinite(aux).all():
         raise BadInputError("the auxiliary scores of some candidates are NaN or infinite")
-    return PxsimCandidates(idx, np.asarray(score, np.float64), aux)
+    return PxsimCandidates(idx, np.asarray(score, np.float64), aux, np.asarray(gold_margin, np.float64), gold_aux)
 
 
 def pxsim(x: np.ndarray | None = None, y: np.ndarray | None = None, *, similarity: np.ndarray | None = None,
@@ -91,5 +99,6 @@ def pxsim(x: np.ndarray | None = None, y: np.ndarray | None = None, *, similarit
     c = pxsim_candidates(x, y, similarity=similarity, x_aux=x_aux, y_aux=y_aux, aux_similarity=aux_similarity,
                          margin=margin, k=k, k_margin=k_margin, config=config)
     blended = alpha * c.margin + (1.0 - alpha) * c.aux
-    pred = c.idx[np.arange(len(c.idx)), blended.argmax(axis=1)]
-    return count_errors(pred, mode=mode, tgt_text=tgt_text, errtypes=errtypes)
+    rows, best = np.arange(len(c.idx)), blended.argmax(axis=1)
+    return count_errors(c.idx[rows, best], mode=mode, tgt_text=tgt_text, errtypes=errtypes,
+                        chosen_score=blended[rows, best], gold_score=alpha * c.gold_margin + (1.0 - alpha) * c.gold_aux)

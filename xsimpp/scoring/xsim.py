@@ -16,7 +16,8 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..errors import BadInputError
-from ..engine import DEFAULT_MARGIN, EngineConfig, nearest_neighbors
+from ..engine import DEFAULT_MARGIN, EngineConfig, margin_knn, normalize
+from ..engine.exact import pair_similarity
 
 MODES = ("text", "index")
 MISALIGNED = "Misaligned"
@@ -24,10 +25,18 @@ MISALIGNED = "Misaligned"
 
 @dataclass(frozen=True)
 class XsimResult:
+    """Counts, and per source (when scored here, not summed): the chosen target ``nn``, whether it
+    is ``correct``, the score of the chosen target and of the gold one (margin, or P-xSIM's blend;
+    the engine's exact values) and the ``error_type`` of a wrong choice ("" where correct)."""
+
     errors: int
     n: int
     error_types: dict[str, int] = field(default_factory=dict)
     nn: np.ndarray | None = field(default=None, repr=False, compare=False)
+    correct: np.ndarray | None = field(default=None, repr=False, compare=False)
+    chosen_score: np.ndarray | None = field(default=None, repr=False, compare=False)
+    gold_score: np.ndarray | None = field(default=None, repr=False, compare=False)
+    error_type: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     @property
     def error_rate(self) -> float:
@@ -41,11 +50,14 @@ def count_errors(
     mode: str = "text",
     tgt_text: Sequence[str] | None = None,
     errtypes: Mapping[str, Mapping[str, str]] | None = None,
+    chosen_score: np.ndarray | None = None,
+    gold_score: np.ndarray | None = None,
 ) -> XsimResult:
     """Count xsim errors given each source's chosen neighbour; the gold of source i is target i.
 
     ``tgt_text`` is the whole target side (originals, then augmented lines); ``errtypes`` is the
-    LASER errtype JSON: ``{augmented: {"src": original, "errtype": name}}``.
+    LASER errtype JSON: ``{augmented: {"src": original, "errtype": name}}``. ``chosen_score`` /
+    ``gold_score`` (per source) travel with the result as its per-source outcomes.
     """
     if mode not in MODES:
         raise BadInputError(f"mode must be 'text' or 'index', got '{mode}'")
@@ -62,15 +74,19 @@ def count_errors(
         assert tgt_text is not None
         wrong = np.array([i for i in range(n) if tgt_text[nn[i]] != tgt_text[i]], dtype=np.int64)
     types: Counter[str] = Counter()
+    item_type = np.full(n, "", dtype=object)
     if errtypes is not None and tgt_text is not None:
         for i in wrong:
             hit = tgt_text[nn[i]].strip()
             entry = errtypes.get(hit)
-            if entry is not None and entry.get("src") == tgt_text[i].strip():
-                types[str(entry.get("errtype"))] += 1
-            else:
-                types[MISALIGNED] += 1
-    return XsimResult(int(len(wrong)), n, dict(sorted(types.items())), nn)
+            name = str(entry.get("errtype")) if entry is not None and entry.get("src") == tgt_text[i].strip() \
+                else MISALIGNED
+            types[name] += 1
+            item_type[i] = name
+    correct = np.ones(n, dtype=bool)
+    correct[wrong] = False
+    return XsimResult(int(len(wrong)), n, dict(sorted(types.items())), nn, correct, chosen_score, gold_score,
+                      item_type)
 
 
 def xsim(
@@ -104,9 +120,20 @@ def xsim(
         )
     if tgt_text is not None and len(tgt_text) != n_y:
         raise BadInputError(f"target text has {len(tgt_text)} lines but there are {n_y} target vectors")
-    # config changes only the speed (engine.exact: the answers do not depend on it).
-    nn = nearest_neighbors(x, y, similarity=similarity, margin=margin, k=k, config=config)
-    return count_errors(nn, mode=mode, tgt_text=tgt_text, errtypes=errtypes)
+    # config changes only the speed (engine.exact: the answers do not depend on it). Backward
+    # neighbours of every target give the gold pairs' margins too (the choices are the same).
+    unit = False
+    if similarity is None:
+        threads = config.threads if config else None
+        x, y, unit = normalize(x, "source embeddings", threads), normalize(y, "target embeddings", threads), True
+    knn = margin_knn(x, y, similarity=similarity, margin=margin, k=k, backward=margin != "absolute", unit=unit,
+                     config=config)
+    nn, chosen = knn.forward_best()
+    gold = np.arange(n_x)
+    gold_sim = (np.asarray(similarity, np.float32)[gold, gold].astype(np.float64) if similarity is not None
+                else pair_similarity(x, y, gold, gold))
+    return count_errors(nn, mode=mode, tgt_text=tgt_text, errtypes=errtypes, chosen_score=chosen,
+                        gold_score=knn.pair_scores(gold_sim, gold, gold))
 
 
 def micro_average(results: Sequence[XsimResult]) -> XsimResult:

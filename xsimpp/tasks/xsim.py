@@ -18,7 +18,7 @@ from ..cache import EmbeddingCache
 from ..datasets.base import LASER_PUBLISHED, STYLES, AugmentedTargets, Bitext, augmented_style, load_augmented, text_checksum
 from ..encoders.base import Encoder
 from ..errors import BadInputError, MissingResourceError
-from ..results import ResultRecord
+from ..results import Outcomes, ResultRecord
 from ..scoring import EngineConfig, XsimResult, micro_average, xsim
 from ..scoring.pxsim import pxsim
 from ..engine import DEFAULT_MARGIN, MARGINS
@@ -197,7 +197,14 @@ def _record(metric: str, res: XsimResult, bt: Bitext, encoder: Encoder, settings
             checksum: str, **view) -> ResultRecord:
     sig = sign(encoder, bt.dataset, bt.split, checksum, metric, settings, **view)
     return ResultRecord(metric, res.error_rate, res.n, bt.src_lang, bt.tgt_lang, sig, errors=res.errors,
-                        error_types=dict(res.error_types))
+                        error_types=dict(res.error_types), outcomes=xsim_outcomes(res))
+
+
+def xsim_outcomes(res: XsimResult) -> Outcomes:
+    """A source's outcome: its chosen target, right or wrong (in the settings' mode), the chosen and
+    gold scores and, for xsim++, the error type of a wrong choice."""
+    return Outcomes.build("error_rate", res.correct, res.nn, None, res.chosen_score, res.gold_score,
+                          res.error_type if res.error_types else None)
 
 
 @dataclass
