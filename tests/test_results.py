@@ -18,8 +18,46 @@ def test_signature_string_and_comparability():
     assert s.startswith("xsimpp:") and "enc:e5-small@rev1" in s and "data:flores200/devtest@abababababab" in s
     assert "margin:ratio" in s and "k:4" in s and "mode:text" in s
     ok, diff = a.comparable_with(b)
-    assert not ok and diff == ["params"]
+    assert not ok and diff == ["margin"]  # the setting that differs, by name
     assert a.comparable_with(rec().signature) == (True, [])
+    # how a confidence interval was drawn changes no number: compared and keyed without it
+    with_ci = rec()
+    with_ci.signature = Signature(**{**a.__dict__, "params": {**a.params, "ci": "bootstrap-percentile:0.95:1000:seed1"}})
+    assert a.comparable_with(with_ci.signature) == (True, []) and with_ci.key == rec().key
+    assert "ci:bootstrap-percentile:0.95:1000:seed1" in with_ci.signature.format()
+
+
+def test_outcomes_stored_beside_the_record_and_checked(tmp_path):
+    import numpy as np
+
+    from xsimpp.results import Outcomes
+
+    store = ResultStore(tmp_path)
+    out = Outcomes.build("error_rate", [True, False, True], [0, 2, 2], None, [1.2, 1.1, 1.3], [1.2, 1.0, 1.3],
+                         ["", "entity", ""])
+    r = rec(33.33)
+    r.n = 3
+    r.outcomes = out
+    r.__post_init__()
+    store.put(r)
+    back = next(iter(store.records()))
+    assert back.outcomes is None and back.outcomes_digest == out.digest()
+    got = store.outcomes(back)
+    assert got.type_names() == ["", "entity", ""] and np.array_equal(got.chosen, [0, 2, 2])
+    # a tampered file, a missing one, a record stored without outcomes: one sentence each
+    path = store.outcomes_path(back)
+    altered = Outcomes.build("error_rate", [True, True, True], [0, 1, 2])
+    path.write_bytes(altered.to_bytes())
+    with pytest.raises(XsimppError, match="does not match its record"):
+        store.outcomes(back)
+    path.write_bytes(b"PK\x03\x04 cut")
+    with pytest.raises(XsimppError, match="unreadable"):
+        store.outcomes(back)
+    path.unlink()
+    with pytest.raises(XsimppError, match="missing"):
+        store.outcomes(back)
+    with pytest.raises(XsimppError, match="re-run it to get outcomes"):
+        store.outcomes(rec())
 
 
 def test_store_updates_instead_of_duplicating(tmp_path):

@@ -19,12 +19,13 @@ from .errors import BadInputError
 def knob(default: Any, help: str = "", *, flag: str | None = None, type: Callable | None = None,
          choices: Sequence | None = None, metavar: str | None = None, action: str | None = None,
          cli: bool = True, unsigned: str | None = None, signed_in: str | None = None,
-         min: float | None = None, max: float | None = None, none_ok: bool = False) -> Any:
+         min: float | None = None, max: float | None = None, none_ok: bool = False, const: Any = None) -> Any:
     """One option: its default and help, stated once. The CLI derives ``--name`` (or ``flag``) from
     it; ``cli=False`` keeps it API-only (an object, e.g. a rerank encoder given as a Python object,
     has no command-line spelling beside the one the CLI gives it). ``type`` (int, float, bool, str,
     or a parser), ``choices``, ``min``/``max`` and ``none_ok`` (None, or 'none', means "the owner's
-    own default") are what ``check_value`` checks.
+    own default") are what ``check_value`` checks; ``const``: the value of the flag given alone
+    (``--ci`` = ``--ci 0.95``).
 
     In a task's ``Settings`` every knob signs every record unless it says otherwise, once, here:
     ``unsigned`` is the reason it does not (what signs its effect instead, or why it has none);
@@ -37,7 +38,7 @@ def knob(default: Any, help: str = "", *, flag: str | None = None, type: Callabl
     return field(default=default, metadata={"help": help, "flag": flag, "type": type, "choices": choices,
                                             "metavar": metavar, "action": action, "cli": cli,
                                             "unsigned": unsigned, "signed_in": signed_in, "min": min, "max": max,
-                                            "none_ok": none_ok})
+                                            "none_ok": none_ok, "const": const})
 
 
 def metadata(declared: Field | Mapping) -> Mapping:

@@ -13,6 +13,7 @@ import io
 import json
 import logging
 import math
+import zipfile
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -51,10 +52,22 @@ class Signature:
         return "|".join(parts)
 
     def comparable_with(self, other: "Signature") -> tuple[bool, list[str]]:
-        """Whether two results measure the same thing; else the fields that differ."""
+        """Whether two results measure the same thing; else the fields that differ (a setting of
+        ``params`` by its name). The version and a confidence interval's settings (``ci``) do not
+        change the number, so they are not compared."""
         a, b = asdict(self), asdict(other)
-        diff = [k for k in a if k not in ("version",) and a[k] != b[k]]
+        diff = [k for k in a if k not in ("version", "params") and a[k] != b[k]]
+        pa, pb = _compared_params(self.params), _compared_params(other.params)
+        diff += [k for k in sorted(set(pa) | set(pb)) if pa.get(k, _ABSENT) != pb.get(k, _ABSENT)]
         return not diff, diff
+
+
+_ABSENT = object()
+UNCOMPARED_PARAMS = ("ci",)  # how an interval was drawn: it changes no number
+
+
+def _compared_params(params: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in params.items() if k not in UNCOMPARED_PARAMS}
 
 
 # How a record's value follows from its outcomes (``scoring.significance`` computes each on a
@@ -172,7 +185,7 @@ class ResultRecord:
         them the data checksum is part of the key."""
         s = self.signature
         ident = [s.encoder, s.encoder_fingerprint, s.dataset, s.split, self.src_lang, self.tgt_lang, self.metric,
-                 json.dumps(s.params, sort_keys=True)]
+                 json.dumps(_compared_params(s.params), sort_keys=True)]
         if s.dataset in CUSTOM_DATASETS:
             ident.append(s.data_checksum)
         return hashlib.sha256("\x1f".join(ident).encode()).hexdigest()[:24]
@@ -275,7 +288,7 @@ class ResultStore:
             raise XsimppError(f"the outcomes of {what} are missing ({p}); re-run it to get outcomes")
         try:
             out = Outcomes.from_bytes(read_bytes(p))
-        except (ValueError, KeyError, OSError, EOFError, BadInputError, TypeError) as e:
+        except (ValueError, KeyError, OSError, EOFError, BadInputError, TypeError, zipfile.BadZipFile) as e:
             raise XsimppError(f"the outcomes file {p} is unreadable ({e}); re-run the evaluation") from None
         if out.digest() != record.outcomes_digest or len(out) != record.n:
             raise XsimppError(f"the outcomes file {p} does not match its record (altered or from another run); "

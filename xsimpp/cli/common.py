@@ -114,13 +114,18 @@ def run_and_print(args, task, settings: dict, spec: dict, ray: bool = False):
     footer; returns the Results."""
     from ..tasks.runner import run_task
 
-    res = run_task(task, args.encoder, spec=task.Source(**spec), settings=task.Settings.make(**settings),
-                   run=run_options(args, ray=ray))
+    st = task.Settings.make(**settings)
+    res = run_task(task, args.encoder, spec=task.Source(**spec), settings=st, run=run_options(args, ray=ray))
+    rendered = task.render(res.report)
+    if res.report.intervals:
+        from ..tasks.intervals import render_intervals
+
+        rendered += "\n\n" + render_intervals(res.report.intervals, st.ci, st.ci_resamples, st.ci_seed)
     if hasattr(args, "json"):
-        print_report(args, res.report.records, task.render(res.report))
+        print_report(args, res.report.records, rendered)
         save_and_sign(args, res.report)
     else:
-        print(task.render(res.report))
+        print(rendered)
     return res
 
 

@@ -37,6 +37,8 @@ def add_knobs(p: argparse.ArgumentParser | Any, cls: type, *, skip: Iterable[str
                 kw["choices"] = tuple(md["choices"])
             if md.get("metavar"):
                 kw["metavar"] = md["metavar"]
+            if md.get("const") is not None:
+                kw.update(nargs="?", const=md["const"])
         target.add_argument(flag_of(f), **kw)
 
 

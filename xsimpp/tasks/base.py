@@ -28,6 +28,7 @@ from ..encoders.base import Encoder
 from ..engine import MARGINS
 from ..errors import BadInputError
 from ..options import knob
+from ..textio import MAX_SEED, seed
 from ..results import ResultRecord, Signature
 
 
@@ -136,6 +137,37 @@ class Settings:
         return out
 
 
+_SIGNED_WITH_INTERVAL = ("the records given an interval carry its method, level, resamples and seed as their 'ci' "
+                         "signature key; the number itself does not change")
+
+
+@dataclass(frozen=True)
+class IntervalSettings(Settings):
+    """Settings of a task whose records keep per-sentence outcomes (``Outcomes``): ``ci`` asks the
+    runner for a percentile-bootstrap confidence interval of every record and of each average
+    (``xsimpp.scoring.significance``), ``ci_resamples`` resamples drawn with ``ci_seed``."""
+
+    ci: float | None = knob(None, "add a percentile-bootstrap confidence interval at this level to every number and "
+                                  "average (--ci alone: 0.95)", type=float, const=0.95, metavar="LEVEL",
+                            unsigned=_SIGNED_WITH_INTERVAL)
+    ci_resamples: int = knob(1000, "bootstrap resamples of --ci", type=int, unsigned=_SIGNED_WITH_INTERVAL)
+    ci_seed: int = knob(12345, "seed of --ci's resamples (sacrebleu's default)", type=seed,
+                        unsigned=_SIGNED_WITH_INTERVAL)
+
+    def __post_init__(self) -> None:
+        from ..scoring.significance import check_count, check_level
+
+        if self.ci is not None:
+            check_level(self.ci)
+        check_count(self.ci_resamples, "--ci-resamples")
+        if isinstance(self.ci_seed, bool) or not isinstance(self.ci_seed, int) or not 0 <= self.ci_seed <= MAX_SEED:
+            raise BadInputError(f"--ci-seed must be an integer from 0 to {MAX_SEED}, not {self.ci_seed!r}")
+
+    def interval_label(self) -> str:
+        """What an interval's record signs (its 'ci' key)."""
+        return f"bootstrap-percentile:{self.ci:g}:{self.ci_resamples}:seed{self.ci_seed}"
+
+
 def unsigned_knobs(cls: type) -> dict[str, str]:
     """Knob -> why it is not in the signature (the only way a setting leaves it)."""
     return {f.name: f.metadata["unsigned"] for f in fields(cls) if f.metadata.get("unsigned")}
@@ -224,6 +256,7 @@ class TaskReport:
     n_encoded: int = field(default=0, kw_only=True)
     n_cached: int = field(default=0, kw_only=True)
     encoder_note: str = field(default="", kw_only=True)  # a choice the encoder made for the user (its layer)
+    intervals: list = field(default_factory=list, kw_only=True)  # --ci's rows (tasks.intervals.Interval)
 
     def count_encoding(self, embed: "Embedder | PairScores | None") -> None:
         if embed is not None:

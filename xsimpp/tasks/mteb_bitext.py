@@ -25,9 +25,10 @@ import numpy as np
 
 from ..datasets.base import Bitext
 from ..encoders.base import Encoder
-from ..engine import EngineConfig, nearest_neighbors
-from ..results import ResultRecord
-from .base import MetricInfo, Settings, Task, TaskReport, bitext_sides, embedder_for, pair_scores_for, sign
+from ..engine import EngineConfig, margin_knn, normalize
+from ..engine.exact import pair_similarity
+from ..results import Outcomes, ResultRecord
+from .base import IntervalSettings, MetricInfo, Task, TaskReport, bitext_sides, embedder_for, pair_scores_for, sign
 from .retrieval import RetrievalSource, limit_lines, open_bitexts
 
 
@@ -39,6 +40,8 @@ class BitextMiningScores:
     accuracy: float
     n: int
     predicted: np.ndarray = field(repr=False)  # the retrieved target index of every source
+    predicted_cosine: np.ndarray = field(repr=False)  # its cosine (exact)
+    gold_cosine: np.ndarray = field(repr=False)  # the cosine of each source and its own target
 
 
 def bitext_mining_scores(x: np.ndarray | None = None, y: np.ndarray | None = None, *,
@@ -47,15 +50,23 @@ def bitext_mining_scores(x: np.ndarray | None = None, y: np.ndarray | None = Non
     ``similarity`` matrix), row i of each a translation pair."""
     from sklearn.metrics import accuracy_score, f1_score, precision_score, recall_score
 
-    pred = np.asarray(nearest_neighbors(x, y, similarity=similarity, margin="absolute", k=1, config=config))
+    unit = False
+    if similarity is None:
+        threads = config.threads if config else None
+        x, y, unit = normalize(x, "source embeddings", threads), normalize(y, "target embeddings", threads), True
+    pred, pred_cos = margin_knn(x, y, similarity=similarity, margin="absolute", k=1, unit=unit,
+                                config=config).forward_best()
     gold = np.arange(len(pred))
+    gold_cos = (np.asarray(similarity, np.float32)[gold, gold].astype(np.float64) if similarity is not None
+                else pair_similarity(x, y, gold, gold))
     kw = dict(zero_division=0, average="weighted")
     return BitextMiningScores(float(precision_score(gold, pred, **kw)), float(recall_score(gold, pred, **kw)),
-                              float(f1_score(gold, pred, **kw)), float(accuracy_score(gold, pred)), len(pred), pred)
+                              float(f1_score(gold, pred, **kw)), float(accuracy_score(gold, pred)), len(pred), pred,
+                              pred_cos, gold_cos)
 
 
 @dataclass(frozen=True)
-class MtebBitextSettings(Settings):
+class MtebBitextSettings(IntervalSettings):
     """Nothing to set: MTEB's score is cosine top-1 by definition."""
 
     def signed_values(self) -> dict:
@@ -96,7 +107,9 @@ class MtebBitextTask(Task):
                 "mteb_bitext_f1", 100 * res.f1, res.n, bt.src_lang, bt.tgt_lang, sig,
                 errors=int((res.predicted != np.arange(res.n)).sum()),
                 extra={"precision": 100 * res.precision, "recall": 100 * res.recall, "accuracy": 100 * res.accuracy,
-                       "main_score": res.f1, "unit": "F1 %"}))
+                       "main_score": res.f1, "unit": "F1 %"},
+                outcomes=Outcomes.build("weighted_f1", res.predicted == np.arange(res.n), res.predicted, None,
+                                        res.predicted_cosine, res.gold_cosine)))
             report.pairs.append((bt, res))
         report.count_encoding(embed or pairs)
         return report

@@ -6,7 +6,8 @@ and the ``RunOptions`` (an unknown knob is an error naming the known ones) -> bu
 (protocol presets applied) -> load and check every input (k against the set sizes included)
 before any model is loaded -> make the encoder -> open its cache (the cache layer's policy:
 vectors, token states or none) -> encode on a Ray cluster first when asked -> the task ->
-close every cache -> check that every number is a number -> save all records or none -> Results.
+close every cache -> check that every number is a number -> confidence intervals when the settings
+ask (``--ci``) -> save all records or none -> Results.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from typing import Any, Callable, Iterator, Sequence
 from ..cache import MemoryCache, is_cache_object, open_cache
 from ..errors import BadInputError
 from ..results import ResultRecord, ResultStore, Results
-from .base import Task, TaskReport, check_knob_types, knob_names, prefill_cache
+from .base import IntervalSettings, Task, TaskReport, check_knob_types, knob_names, prefill_cache
+from .intervals import add_intervals
 
 log = logging.getLogger(__name__)
 
@@ -232,6 +234,9 @@ def run_prepared(task: Task, encoder, data, settings, run: RunOptions) -> Result
     if not report.encoder_note:
         report.encoder_note = getattr(enc, "note", "")
     check_numbers(report.records)
+    if isinstance(settings, IntervalSettings) and settings.ci is not None:
+        report.intervals = add_intervals(report.records, settings.ci, settings.ci_resamples, settings.ci_seed,
+                                         settings.interval_label())
     save_records(report.records, run.save)
     return Results(report.records, report)
 

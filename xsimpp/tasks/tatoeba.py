@@ -15,13 +15,13 @@ from ..cache import EmbeddingCache
 from ..datasets.base import Bitext
 from ..encoders.base import Encoder
 from ..errors import BadInputError
-from ..results import ResultRecord
+from ..results import Outcomes, ResultRecord
 from ..engine import MARGINS
 from ..engine.knn import check_k
 from ..scoring import EngineConfig
 from ..scoring.tatoeba import MODES, TatoebaResult, macro_average, tatoeba_accuracy
 from ..textio import path
-from .base import (MetricInfo, Settings, Task, TaskReport, bitext_sides, check_margin_k, embedder_for,
+from .base import (IntervalSettings, MetricInfo, Task, TaskReport, bitext_sides, check_margin_k, embedder_for,
                    exclude_knob, knob, pair_scores_for, sign)
 
 # The 36 Tatoeba languages of XTREME (Hu et al. 2020, "XTREME: A Massively Multilingual Multi-task
@@ -59,7 +59,7 @@ class TatoebaLang:
 
 
 @dataclass(frozen=True)
-class TatoebaSettings(Settings):
+class TatoebaSettings(IntervalSettings):
     """absolute = cosine nearest neighbour (XTREME, LASER); ratio/distance = margin with k neighbours."""
 
     margin: str = knob("absolute", "absolute = cosine nearest neighbour, as XTREME/LASER; ratio/distance = margin",
@@ -67,6 +67,7 @@ class TatoebaSettings(Settings):
     k: int = knob(4, "neighbours for the margin averages", type=int)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         check_margin_k(self.margin, self.k)
 
     def signed_values(self) -> dict:
@@ -103,11 +104,22 @@ def _tatoeba_records(bt: Bitext, res: TatoebaResult, encoder: Encoder, settings:
                    ("tatoeba_acc_en2xx", res.bwd.accuracy(mode), res.bwd.n, res.bwd.n - res.bwd.n_correct(mode)),
                    ("tatoeba_acc_mean", res.mean(mode), res.fwd.n + res.bwd.n,
                     res.fwd.n + res.bwd.n - res.fwd.n_correct(mode) - res.bwd.n_correct(mode))]
+        outcomes = {"tatoeba_acc_xx2en": _outcomes([res.fwd], mode), "tatoeba_acc_en2xx": _outcomes([res.bwd], mode),
+                    "tatoeba_acc_mean": _outcomes([res.fwd, res.bwd], mode)}
         for metric, value, n, errors in entries:
             sig = sign(encoder, bt.dataset, bt.split, bt.checksum, metric, settings, mode=mode)
             out.append(ResultRecord(metric, value, n, bt.src_lang, bt.tgt_lang, sig, errors=errors,
-                                    extra={"unit": "accuracy %"}))
+                                    extra={"unit": "accuracy %"}, outcomes=outcomes[metric]))
     return out
+
+
+def _outcomes(directions, mode: str) -> Outcomes:
+    """Each query's outcome; the mean's queries are both directions', query i of each having sentence
+    pair i as its gold, so a resample moves a pair's two queries together."""
+    cat = np.concatenate
+    return Outcomes.build("accuracy", cat([d.correct(mode) for d in directions]), cat([d.pred for d in directions]),
+                          cat([np.arange(d.n) for d in directions]), cat([d.pred_score for d in directions]),
+                          cat([d.gold_score for d in directions]))
 
 
 def evaluate_tatoeba(

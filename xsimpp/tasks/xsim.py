@@ -25,7 +25,7 @@ from ..engine import DEFAULT_MARGIN, MARGINS
 from ..engine.knn import check_k
 from ..scoring.xsim import MODES
 from ..textio import path
-from .base import (MetricInfo, Settings, Task, TaskReport, bitext_sides, check_margin_k, embedder_for,
+from .base import (IntervalSettings, MetricInfo, Task, TaskReport, bitext_sides, check_margin_k, embedder_for,
                    knob, pair_scores_for, sign)
 from .retrieval import RetrievalSource, limit_lines, open_bitexts
 from .tables import errtype_table, xsim_table
@@ -43,7 +43,7 @@ _SIGNED_BY_RERANK = "signed by the p-xsim records' view (Rerank.view); without -
 
 
 @dataclass(frozen=True)
-class XsimSettings(Settings):
+class XsimSettings(IntervalSettings):
     """margin (ratio, distance, absolute), k neighbours for the margin averages, and the
     comparison mode (text: a duplicate of the gold sentence counts as correct, LASER's default);
     ``protocol`` presets them (xsimpp-paper: the absolute margin and paper-style negatives).
@@ -70,6 +70,7 @@ class XsimSettings(Settings):
     rerank_k: int = knob(16, "P-xSIM's K margin candidates (LASER's 16)", cli=False, unsigned=_SIGNED_BY_RERANK)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         check_margin_k(self.margin, self.k)
         if self.mode not in MODES:
             raise BadInputError(f"mode must be 'text' or 'index', got '{self.mode}'")

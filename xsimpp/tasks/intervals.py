@@ -1,0 +1,83 @@
+"""Confidence intervals of a run's records and averages (``--ci``), from their per-sentence outcomes;
+the runner adds them to any task whose settings are ``IntervalSettings``.
+
+Each record with outcomes gets ``extra["ci_low"]``/``extra["ci_high"]`` and the interval's method,
+level, resamples and seed as its signature's ``ci`` key (the record's key and comparisons ignore
+it: the number is the same). Each group of records that differ only in their languages (one
+metric, one setting) also gets an interval of its average, every language resampled within itself
+and combined as the task averages them (``scoring.significance``)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..results import ResultRecord
+from ..scoring.significance import Units, confidence_interval, value
+
+
+@dataclass(frozen=True)
+class Interval:
+    """One row of the interval table: a record's (``pair`` = "kea_Latn-eng_Latn") or an average's
+    (``pair`` = "average (N)")."""
+
+    metric: str
+    view: str  # the settings that tell records of one metric apart (e.g. "mode=index"), "" if none
+    pair: str
+    value: float
+    low: float
+    high: float
+    n: int
+
+
+def units_of(record: ResultRecord) -> Units:
+    o = record.outcomes
+    return Units.of(o.statistic, o.correct, o.chosen, o.gold)
+
+
+def _group_key(r: ResultRecord) -> tuple:
+    params = {k: v for k, v in r.signature.params.items() if k != "ci"}
+    return r.metric, r.signature.dataset, r.signature.split, json.dumps(params, sort_keys=True, default=str)
+
+
+def add_intervals(records: Sequence[ResultRecord], level: float, resamples: int, seed: int,
+                  label: str) -> list[Interval]:
+    """Give every record with outcomes its interval (in place) and return the table's rows."""
+    rows: list[Interval] = []
+    groups: dict[tuple, list[ResultRecord]] = {}
+    for r in records:
+        if r.outcomes is None:
+            continue
+        lo, hi = confidence_interval([units_of(r)], level=level, n_resamples=resamples, seed=seed)
+        r.extra.update(ci_low=lo, ci_high=hi)
+        r.signature = dataclasses.replace(r.signature, params={**r.signature.params, "ci": label})
+        groups.setdefault(_group_key(r), []).append(r)
+    for (metric, _, _, params), members in groups.items():
+        view = _view(members[0], json.loads(params))
+        for r in members:
+            rows.append(Interval(metric, view, f"{r.src_lang}-{r.tgt_lang}", r.value, r.extra["ci_low"],
+                                 r.extra["ci_high"], r.n))
+        if len(members) > 1:
+            units = [units_of(r) for r in members]
+            lo, hi = confidence_interval(units, level=level, n_resamples=resamples, seed=seed)
+            rows.append(Interval(metric, view, f"average ({len(members)})", value(units), lo, hi,
+                                 sum(r.n for r in members)))
+    return rows
+
+
+def _view(record: ResultRecord, params: dict) -> str:
+    """The one setting a task reports several views of (Tatoeba's text and index mode)."""
+    return f"mode={params['mode']}" if record.metric.startswith("tatoeba") and "mode" in params else ""
+
+
+def render_intervals(rows: Sequence[Interval], level: float, resamples: int, seed: int) -> str:
+    from tabulate import tabulate
+
+    body = [[r.metric + (f" ({r.view})" if r.view else ""), r.pair, f"{r.value:.2f}", f"[{r.low:.2f}, {r.high:.2f}]",
+             f"{r.high - r.low:.2f}", r.n] for r in rows]
+    table = tabulate(body, headers=["metric", "pair", "value", f"{level:.0%} CI", "width", "n"], tablefmt="psql",
+                     disable_numparse=True)
+    return (f"{level:.0%} confidence intervals (percentile bootstrap, {resamples} resamples of the sentences, seed "
+            f"{seed}; an average resamples each language within itself)\n{table}")
