@@ -45,7 +45,9 @@ ALLOWED = {
     # executors without importing it.
     "distributed": BASE,
     # The Python API: what the CLI does, minus printing (the CLI is a shell over it).
-    "api": BASE | {"engine", "scoring", "datasets", "encoders", "cache", "results", "tasks", "distributed", "study"},
+    # It also compares stored results (report.compare), as `xsimpp compare` does.
+    "api": BASE | {"engine", "scoring", "datasets", "encoders", "cache", "results", "tasks", "distributed", "study",
+                   "report"},
     # The proxy-validation study (`xsimpp study`): runs tasks' pieces over a grid, writes its report.
     # It builds missing xsim++ negatives with the augment package, as `xsimpp augment` would.
     "study": BASE | {"augment", "engine", "scoring", "datasets", "encoders", "cache", "results", "tasks", "report"},

@@ -3,13 +3,13 @@
 Proxies (xsim, xsim++, Tatoeba accuracy, BUCC F1), the xsim++ hard-negative generators, and
 the pairwise ranking accuracy of those proxies against downstream BLEU.
 
-The Python API (``xsimpp.evaluate``, ``score``, ``tatoeba``, ``bucc``, ``mine``, ``mining_f1``, ``filter_corpus``, ``download``, ``study``, ``run``;
+The Python API (``xsimpp.evaluate``, ``score``, ``tatoeba``, ``bucc``, ``mine``, ``mining_f1``, ``compare``, ``filter_corpus``, ``download``, ``study``, ``run``;
 see ``xsimpp.api``) is loaded on first use, so ``import xsimpp`` stays light.
 """
 
 from .version import __version__
 
-_API = ("Results", "RunOptions", "bucc", "download", "evaluate", "filter_corpus", "mine", "mining_f1", "run", "score",
+_API = ("Results", "RunOptions", "bucc", "compare", "download", "evaluate", "filter_corpus", "mine", "mining_f1", "run", "score",
         "study", "tatoeba")
 
 __all__ = ["__version__", *_API]

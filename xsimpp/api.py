@@ -327,6 +327,34 @@ def _sentences(path, rows) -> list[str]:
     return lines
 
 
+def compare(baseline, system, *, metric: str | None = None, correction: str = "holm", level: float = 0.95,
+            n_resamples: int = 1000, n_trials: int = 10000, seed: int = 12345, bootstrap_method: str = "shift",
+            results_dir=None):
+    """Is ``system`` better than ``baseline`` (`xsimpp compare`)? Each is a run's ``Results`` (e.g.
+    ``xsimpp.evaluate(...)``) or a list of ``ResultRecord`` (e.g. ``ResultStore().records()``, whose
+    outcomes are read from ``results_dir``); ``metric`` picks one when the records hold several.
+    Returns ``xsimpp.report.compare.Comparison``: per language pair and overall the difference, its
+    interval and both paired tests' p-values (corrected across the pairs: ``holm`` or ``bh``)."""
+    from .report.compare import compare_records
+    from .results import ResultStore
+
+    def records(side, name):
+        recs = list(side.records if isinstance(side, Results) else side)
+        if not all(isinstance(r, ResultRecord) for r in recs):
+            raise BadInputError(f"{name} must be a run's Results or a list of ResultRecord")
+        return recs
+
+    base, sys_ = records(baseline, "baseline"), records(system, "system")
+    metrics = sorted({r.metric for r in base})
+    if metric is None and len(metrics) > 1:
+        raise BadInputError(f"the results hold several metrics ({', '.join(metrics)}); choose one with metric=")
+    metric = metric or (metrics[0] if metrics else None)
+    base, sys_ = [r for r in base if r.metric == metric], [r for r in sys_ if r.metric == metric]
+    store = ResultStore(results_dir)
+    return compare_records(base, sys_, store.outcomes, correction=correction, level=level, n_resamples=n_resamples,
+                           n_trials=n_trials, seed=seed, bootstrap_method=bootstrap_method)
+
+
 def download(source: str, to=None, **kwargs):
     """Fetch a dataset into a data root (`xsimpp download`); see ``xsimpp.datasets.download``."""
     from .datasets.download import download as run_download

@@ -21,7 +21,8 @@ os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
 from ..version import __version__  # noqa: E402
 from ..errors import XsimppError  # noqa: E402
 
-SUBCOMMANDS = ("eval", "score", "tatoeba", "bucc", "augment", "mine", "filter", "rank", "study", "leaderboard", "plot",
+SUBCOMMANDS = ("eval", "score", "tatoeba", "bucc", "augment", "mine", "filter", "rank", "study", "leaderboard", "compare",
+               "plot",
                "train", "encoders",
                "datasets", "download")
 

@@ -1,0 +1,119 @@
+"""`xsimpp compare`: is a system better than the baseline? Paired tests over stored results."""
+
+from __future__ import annotations
+
+import json
+
+from ..errors import BadInputError
+from ..textio import path, seed
+from .leaderboard import FILTERS, select_records
+
+
+def register(sub) -> None:
+    from ..scoring.significance import AR_TRIALS, BOOTSTRAP_P, BOOTSTRAP_RESAMPLES, CORRECTIONS, DEFAULT_SEED
+
+    p = sub.add_parser("compare", help="paired significance of one encoder against another on stored results",
+                       description="Stored results of --system against --baseline on the same sentences: per "
+                                   "language pair and over all of them the difference, its confidence interval, "
+                                   "the paired bootstrap and paired approximate randomisation p-values (sacrebleu's "
+                                   "defaults), corrected across the pairs, and a verdict. Both encoders must have "
+                                   "been evaluated with the same data and settings (e.g. `xsimpp eval --encoder "
+                                   "A --langs kea,fur` and the same with B).")
+    p.add_argument("--baseline", required=True, metavar="ENCODER", help="the baseline encoder's id (e5-small, ...)")
+    p.add_argument("--system", required=True, action="append", metavar="ENCODER",
+                   help="an encoder compared with the baseline (repeatable)")
+    g = p.add_argument_group("which results (comma-separated lists; needed where the store holds several)")
+    for flag in ("metric", "dataset", "split", "lang"):
+        g.add_argument(f"--{flag}", metavar="NAMES", help=f"only results of these {FILTERS[flag]}")
+    g.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE",
+                   help="only results signed with this setting (e.g. margin=ratio, mode=index; repeatable)")
+    p.add_argument("--correction", choices=CORRECTIONS, default="holm",
+                   help="correction of the p-values across language pairs: holm (family-wise, the default) or bh "
+                        "(Benjamini-Hochberg, false discovery rate)")
+    p.add_argument("--level", type=float, default=0.95, help="confidence level of the intervals; 1 - level is the "
+                                                             "significance threshold (default 0.95)")
+    p.add_argument("--resamples", type=int, default=BOOTSTRAP_RESAMPLES,
+                   help=f"paired bootstrap resamples (default {BOOTSTRAP_RESAMPLES}, sacrebleu's)")
+    p.add_argument("--trials", type=int, default=AR_TRIALS,
+                   help=f"approximate randomisation trials (default {AR_TRIALS}, sacrebleu's)")
+    p.add_argument("--seed", type=seed, default=DEFAULT_SEED, help=f"seed of both (default {DEFAULT_SEED}, sacrebleu's)")
+    p.add_argument("--bootstrap-p", choices=BOOTSTRAP_P, default="shift",
+                   help="the paired bootstrap p-value: shift (the default; holds its size) or sacrebleu (its "
+                        "--paired-bs statistic, which rejects equal systems about twice as often as it should)")
+    p.add_argument("--json", action="store_true", help="print the comparisons as JSON")
+    p.add_argument("--results-dir", type=path, help="results store folder (default: user data dir)")
+    p.set_defaults(func=run)
+
+
+def _settings(given: list[str]) -> dict[str, str]:
+    out = {}
+    for item in given:
+        key, eq, val = item.partition("=")
+        if not eq or not key.strip():
+            raise BadInputError(f"--setting takes KEY=VALUE (e.g. margin=ratio), not {item!r}")
+        out[key.strip()] = val.strip()
+    return out
+
+
+def _pick(records, encoder: str, settings: dict[str, str]) -> list:
+    """``encoder``'s records under the given settings; one metric, dataset, split and setting, or
+    one sentence naming what varies."""
+    mine = [r for r in records if r.signature.encoder in (encoder, f"py:{encoder}")]  # py:NAME: an object's
+    if not mine:  # a registered name stands for its id (sbert -> sbert:sentence-transformers/...) when only one
+        ids = {r.signature.encoder for r in records if r.signature.encoder.split(":")[0] == encoder}
+        if len(ids) > 1:
+            raise BadInputError(f"{encoder} names several encoders in the store ({', '.join(sorted(ids))}); give one")
+        mine = [r for r in records if r.signature.encoder in ids]
+    if not mine:
+        have = sorted({r.signature.encoder for r in records})
+        raise BadInputError(f"no stored result of {encoder} matches (the selection has: {', '.join(have) or 'nothing'}); "
+                            f"evaluate it first, e.g. `xsimpp eval --encoder {encoder} --langs ...`")
+    for key, val in settings.items():
+        mine = [r for r in mine if str(r.signature.params.get(key)) == val]
+        if not mine:
+            raise BadInputError(f"no stored result of {encoder} has the setting {key}={val}")
+    groups: dict[tuple, list] = {}
+    for r in mine:
+        s = r.signature
+        params = tuple(sorted((k, str(v)) for k, v in s.params.items() if k != "ci"))
+        groups.setdefault((r.metric, s.dataset, s.split, s.encoder_fingerprint, params), []).append(r)
+    if len(groups) > 1:
+        keys = list(groups)
+        names = ("metric", "dataset", "split", "encoder options")
+        varying = [n for i, n in enumerate(names) if len({k[i] for k in keys}) > 1]
+        settings_seen: dict[str, set] = {}
+        for k in keys:
+            for name, v in k[4]:
+                settings_seen.setdefault(name, set()).add(v)
+        varying += [f"setting {n} ({', '.join(sorted(v))})" for n, v in settings_seen.items()
+                    if len(v) > 1 or any(n not in dict(k[4]) for k in keys)]
+        raise BadInputError(f"the stored results of {encoder} differ in {', '.join(varying)}; select one with "
+                            "--metric, --dataset, --split or --setting KEY=VALUE")
+    return next(iter(groups.values()))
+
+
+def run(args) -> int:
+    from ..report.compare import compare_records, render
+    from ..results import ResultStore
+    from ..scoring.significance import check_count, check_level
+
+    check_level(args.level)
+    check_count(args.resamples, "--resamples")
+    check_count(args.trials, "--trials")
+    settings = _settings(args.setting)
+    if args.baseline in args.system:
+        raise BadInputError(f"--system {args.baseline} is the baseline itself")
+    store = ResultStore(args.results_dir)
+    records = select_records(store.records(), args)
+    base = _pick(records, args.baseline, settings)
+    results = []
+    for system in args.system:
+        sys_records = [r for r in _pick(records, system, settings) if r.metric == base[0].metric]
+        results.append(compare_records(base, sys_records, store.outcomes, correction=args.correction,
+                                       level=args.level, n_resamples=args.resamples, n_trials=args.trials,
+                                       seed=args.seed, bootstrap_method=args.bootstrap_p))
+    if args.json:
+        print(json.dumps([c.to_json() for c in results], indent=2))
+    else:
+        print("\n\n".join(render(c) for c in results))
+    return 0
