@@ -11,6 +11,7 @@ import pytest
 
 import xsimpp
 from xsimpp.cli import main
+from xsimpp.errors import BadInputError
 from xsimpp.results import ResultStore
 from xsimpp.scoring.significance import Units
 from xsimpp.tasks.intervals import units_of
@@ -107,3 +108,22 @@ def test_bad_ci_options(isolated_home, capsys, argv, match):
         code = e.code
     err = capsys.readouterr().err
     assert code == 2 and match in err and "Traceback" not in err
+
+
+def test_sample_draws_the_same_lines_in_every_language_and_signs_them(isolated_home):
+    full = xsimpp.evaluate("chargram", "deu,fra", dataset="demo", cache=False)
+    a = xsimpp.evaluate("chargram", "deu,fra", dataset="demo", cache=False, sample=50, sample_seed=7)
+    b = xsimpp.evaluate("chargram", "deu,fra", dataset="demo", cache=False, sample=50, sample_seed=7)
+    c = xsimpp.evaluate("chargram", "deu,fra", dataset="demo", cache=False, sample=50, sample_seed=8)
+    assert all(r.signature.split == "dev[sample=50,seed=7]" and r.n == 50 for r in a)
+    assert [r.value for r in a] == [r.value for r in b]  # a seed draws one sample
+    assert a.records[0].signature.data_checksum != c.records[0].signature.data_checksum
+    deu, fra = a.report.pairs[0].xsim, a.report.pairs[1].xsim
+    assert len(deu.nn) == len(fra.nn) == 50
+    # the whole set as a "sample" scores as the whole set (its lines kept in corpus order)
+    whole = xsimpp.evaluate("chargram", "deu,fra", dataset="demo", cache=False, sample=120)
+    assert [r.value for r in whole] == [r.value for r in full]
+    with pytest.raises(BadInputError, match="more than the 120 lines"):
+        xsimpp.evaluate("chargram", "deu", dataset="demo", cache=False, sample=121)
+    with pytest.raises(BadInputError, match="give one of the two"):
+        xsimpp.evaluate("chargram", "deu", dataset="demo", cache=False, sample=10, limit=10)

@@ -29,7 +29,7 @@ from ..engine import EngineConfig, margin_knn, normalize
 from ..engine.exact import pair_similarity
 from ..results import Outcomes, ResultRecord
 from .base import IntervalSettings, MetricInfo, Task, TaskReport, bitext_sides, embedder_for, pair_scores_for, sign
-from .retrieval import RetrievalSource, limit_lines, open_bitexts
+from .retrieval import RetrievalSource, open_bitexts, select_lines
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ class MtebBitextTask(Task):
     cli = True
 
     def load(self, source: RetrievalSource, settings) -> list[Bitext]:
-        return limit_lines(open_bitexts(source)[1], source.limit)
+        return select_lines(open_bitexts(source)[1], source.limit, source.sample, source.sample_seed)
 
     def sides(self, data: list[Bitext], settings) -> list[tuple[str, list[str]]]:
         return bitext_sides(data)

@@ -1,6 +1,6 @@
 """What the bitext-retrieval tasks share (xsim, Tatoeba, MTEB's score, mining): which bitexts a
 run scores (``RetrievalSource``: a dataset's languages or two files), the language lists of
-``--langs``/``--exclude`` and the first-N-lines limit."""
+``--langs``/``--exclude``, the first-N-lines limit and the random sample."""
 
 from __future__ import annotations
 
@@ -8,10 +8,24 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..datasets.base import Bitext
 from ..errors import BadInputError
 from ..textio import path
+from ..textio import seed
 from .base import exclude_knob, knob
+
+
+def sample_knob():
+    """``--sample N`` of every retrieval task, stated once."""
+    return knob(None, "score N lines of each pair drawn at random (the same lines of every language of an n-way "
+                      "corpus; the split is recorded as SPLIT[sample=N,seed=S]); --ci says how precise that is",
+                type=int, metavar="N")
+
+
+def sample_seed_knob():
+    return knob(0, "seed of --sample's draw", flag="--seed", type=seed)
 
 
 @dataclass(frozen=True)
@@ -34,6 +48,8 @@ class RetrievalSource:
     data_dir: Any = knob(None, "data root (default: $XSIMPP_DATA_DIR, then the user data dir)", type=path)
     limit: int | None = knob(None, "score only the first N lines of each pair (a quick look; the split is recorded "
                                    "as SPLIT[:N], e.g. devtest[:50])", type=int)
+    sample: int | None = sample_knob()
+    sample_seed: int = sample_seed_knob()
 
 
 ALL_LANGUAGES = "all"  # --langs all
@@ -122,6 +138,31 @@ def open_bitexts(source: RetrievalSource):
         raise BadInputError("--name names a corpus given by --src-file/--tgt-file; a --dataset has its own name")
     ds = get_dataset(source.dataset, source.split, source.data_dir)
     return ds, _pairs(ds, source)
+
+
+def select_lines(bitexts: list[Bitext], limit: int | None, sample: int | None = None,
+                 sample_seed: int = 0) -> list[Bitext]:
+    """``limit_lines``, or ``sample`` lines of each bitext drawn without replacement by
+    ``numpy.random.default_rng(sample_seed)`` (kept in corpus order; bitexts of one size get the
+    same lines), recorded in the split name (``devtest[sample=200,seed=0]``): a sample is neither
+    the whole set nor its first N lines, and never passes for them."""
+    if sample is None:
+        return limit_lines(bitexts, limit)
+    if limit is not None:
+        raise BadInputError("--limit takes the first N lines and --sample a random N; give one of the two")
+    if not isinstance(sample, int) or isinstance(sample, bool) or sample < 1:
+        raise BadInputError(f"--sample must be a positive number of lines, got {sample!r}")
+    if isinstance(sample_seed, bool) or not isinstance(sample_seed, int) or sample_seed < 0:
+        raise BadInputError(f"--seed must be a non-negative integer, got {sample_seed!r}")
+    out = []
+    for bt in bitexts:
+        if sample > len(bt):
+            raise BadInputError(f"--sample {sample} is more than the {len(bt)} lines of {bt.src_lang}-{bt.tgt_lang} "
+                                f"({bt.dataset} {bt.split})")
+        keep = np.sort(np.random.default_rng(sample_seed).choice(len(bt), size=sample, replace=False)).tolist()
+        out.append(dataclasses.replace(bt, split=f"{bt.split}[sample={sample},seed={sample_seed}]",
+                                       src=[bt.src[i] for i in keep], tgt=[bt.tgt[i] for i in keep]))
+    return out
 
 
 def limit_lines(bitexts: list[Bitext], limit: int | None) -> list[Bitext]:

@@ -23,6 +23,7 @@ from ..scoring.tatoeba import MODES, TatoebaResult, macro_average, tatoeba_accur
 from ..textio import path
 from .base import (IntervalSettings, MetricInfo, Task, TaskReport, bitext_sides, check_margin_k, embedder_for,
                    exclude_knob, knob, pair_scores_for, sign)
+from .retrieval import sample_knob, sample_seed_knob
 
 # The 36 Tatoeba languages of XTREME (Hu et al. 2020, "XTREME: A Massively Multilingual Multi-task
 # Benchmark for Evaluating Cross-lingual Generalization", ICML; Table 5 / the LASER v1 codes of its
@@ -190,6 +191,8 @@ class TatoebaSource:
                                  "--source", choices=("tatoeba36", "all"))
     source: str = knob("v1", "LASER Tatoeba v1 or the Tatoeba Translation Challenge test sets", choices=SOURCES)
     limit: int | None = knob(None, "use only the first N lines of each language (quick looks)", type=int)
+    sample: int | None = sample_knob()
+    sample_seed: int = sample_seed_knob()
     data_dir: Any = knob(None, "data root (default: $XSIMPP_DATA_DIR, then the user data dir)", type=path)
 
 
@@ -197,7 +200,7 @@ def tatoeba_bitexts(source: TatoebaSource) -> list[Bitext]:
     """The Tatoeba bitexts (src = xx, tgt = eng) of ``source``."""
     from ..datasets.tatoeba import TatoebaV1
     from ..datasets.tatoeba_challenge import TatoebaChallenge
-    from .retrieval import ALL_LANGUAGES, lang_list, limit_lines, source_languages
+    from .retrieval import ALL_LANGUAGES, lang_list, select_lines, source_languages
 
     if source.source not in SOURCES:
         raise BadInputError(f"source must be 'v1' or 'challenge', got '{source.source}'")
@@ -218,7 +221,7 @@ def tatoeba_bitexts(source: TatoebaSource) -> list[Bitext]:
     if source.limit is not None and (not isinstance(source.limit, int) or source.limit < 1):
         raise BadInputError(f"--limit must be a positive number of lines, got {source.limit}")
     # A different split name keeps a partial run from overwriting the full one in the store.
-    return limit_lines([ds.bitext(lang, "eng") for lang in codes], source.limit)
+    return select_lines([ds.bitext(lang, "eng") for lang in codes], source.limit, source.sample, source.sample_seed)
 
 
 class TatoebaTask(Task):

@@ -27,7 +27,7 @@ from ..scoring.xsim import MODES
 from ..textio import path
 from .base import (IntervalSettings, MetricInfo, Task, TaskReport, bitext_sides, check_margin_k, embedder_for,
                    knob, pair_scores_for, sign)
-from .retrieval import RetrievalSource, limit_lines, open_bitexts
+from .retrieval import RetrievalSource, open_bitexts, select_lines
 from .tables import errtype_table, xsim_table
 
 
@@ -337,8 +337,8 @@ class XsimTask(Task):
         ds, bitexts = open_bitexts(source)
         aug = (find_augmented(source.augmented, ds, bitexts[0].tgt_lang, source.allow_errtypes, style)
                if source.augmented else None)
-        limited = limit_lines(bitexts, source.limit)
-        if aug is not None and limited is not bitexts and source.limit is not None:
+        limited = select_lines(bitexts, source.limit, source.sample, source.sample_seed)
+        if aug is not None and limited is not bitexts:
             kept = {t.strip() for bt in limited if bt.tgt_lang == aug.lang for t in bt.tgt}
             lines = [ln for ln in aug.lines if aug.errtypes[ln.strip()]["src"].strip() in kept]
             aug = dataclasses.replace(aug, split=limited[0].split, lines=lines,
