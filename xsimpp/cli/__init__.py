@@ -22,7 +22,7 @@ from ..version import __version__  # noqa: E402
 from ..errors import XsimppError  # noqa: E402
 
 SUBCOMMANDS = ("eval", "score", "tatoeba", "bucc", "augment", "mine", "filter", "rank", "study", "leaderboard", "compare",
-               "plot",
+               "explain", "plot",
                "train", "encoders",
                "datasets", "download")
 

@@ -6,7 +6,7 @@ import json
 
 from ..errors import BadInputError
 from ..textio import path, seed
-from .leaderboard import FILTERS, select_records
+from .leaderboard import FILTERS, parse_settings, pick_records, select_records
 
 
 def register(sub) -> None:
@@ -45,53 +45,6 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
-def _settings(given: list[str]) -> dict[str, str]:
-    out = {}
-    for item in given:
-        key, eq, val = item.partition("=")
-        if not eq or not key.strip():
-            raise BadInputError(f"--setting takes KEY=VALUE (e.g. margin=ratio), not {item!r}")
-        out[key.strip()] = val.strip()
-    return out
-
-
-def _pick(records, encoder: str, settings: dict[str, str]) -> list:
-    """``encoder``'s records under the given settings; one metric, dataset, split and setting, or
-    one sentence naming what varies."""
-    mine = [r for r in records if r.signature.encoder in (encoder, f"py:{encoder}")]  # py:NAME: an object's
-    if not mine:  # a registered name stands for its id (sbert -> sbert:sentence-transformers/...) when only one
-        ids = {r.signature.encoder for r in records if r.signature.encoder.split(":")[0] == encoder}
-        if len(ids) > 1:
-            raise BadInputError(f"{encoder} names several encoders in the store ({', '.join(sorted(ids))}); give one")
-        mine = [r for r in records if r.signature.encoder in ids]
-    if not mine:
-        have = sorted({r.signature.encoder for r in records})
-        raise BadInputError(f"no stored result of {encoder} matches (the selection has: {', '.join(have) or 'nothing'}); "
-                            f"evaluate it first, e.g. `xsimpp eval --encoder {encoder} --langs ...`")
-    for key, val in settings.items():
-        mine = [r for r in mine if str(r.signature.params.get(key)) == val]
-        if not mine:
-            raise BadInputError(f"no stored result of {encoder} has the setting {key}={val}")
-    groups: dict[tuple, list] = {}
-    for r in mine:
-        s = r.signature
-        params = tuple(sorted((k, str(v)) for k, v in s.params.items() if k != "ci"))
-        groups.setdefault((r.metric, s.dataset, s.split, s.encoder_fingerprint, params), []).append(r)
-    if len(groups) > 1:
-        keys = list(groups)
-        names = ("metric", "dataset", "split", "encoder options")
-        varying = [n for i, n in enumerate(names) if len({k[i] for k in keys}) > 1]
-        settings_seen: dict[str, set] = {}
-        for k in keys:
-            for name, v in k[4]:
-                settings_seen.setdefault(name, set()).add(v)
-        varying += [f"setting {n} ({', '.join(sorted(v))})" for n, v in settings_seen.items()
-                    if len(v) > 1 or any(n not in dict(k[4]) for k in keys)]
-        raise BadInputError(f"the stored results of {encoder} differ in {', '.join(varying)}; select one with "
-                            "--metric, --dataset, --split or --setting KEY=VALUE")
-    return next(iter(groups.values()))
-
-
 def run(args) -> int:
     from ..report.compare import compare_records, render
     from ..results import ResultStore
@@ -100,15 +53,15 @@ def run(args) -> int:
     check_level(args.level)
     check_count(args.resamples, "--resamples")
     check_count(args.trials, "--trials")
-    settings = _settings(args.setting)
+    settings = parse_settings(args.setting)
     if args.baseline in args.system:
         raise BadInputError(f"--system {args.baseline} is the baseline itself")
     store = ResultStore(args.results_dir)
     records = select_records(store.records(), args)
-    base = _pick(records, args.baseline, settings)
+    base = pick_records(records, args.baseline, settings)
     results = []
     for system in args.system:
-        sys_records = [r for r in _pick(records, system, settings) if r.metric == base[0].metric]
+        sys_records = [r for r in pick_records(records, system, settings) if r.metric == base[0].metric]
         results.append(compare_records(base, sys_records, store.outcomes, correction=args.correction,
                                        level=args.level, n_resamples=args.resamples, n_trials=args.trials,
                                        seed=args.seed, bootstrap_method=args.bootstrap_p))

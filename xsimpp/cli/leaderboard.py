@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..errors import BadInputError
 from ..textio import path
 
 
@@ -35,8 +36,6 @@ def _field(record, flag: str) -> str:
 
 def select_records(records, args) -> list:
     """The records every given filter keeps (a language matches by its full code or its first part)."""
-    from ..errors import BadInputError
-
     kept = list(records)
     for flag in FILTERS:
         given = getattr(args, flag, None)
@@ -55,6 +54,54 @@ def select_records(records, args) -> list:
                                 f"{', '.join(sorted(known)[:12]) or 'nothing'}{' ...' if len(known) > 12 else ''})")
         kept = keep
     return kept
+
+
+def parse_settings(given: list[str]) -> dict[str, str]:
+    """--setting KEY=VALUE flags as a dict."""
+    out = {}
+    for item in given:
+        key, eq, val = item.partition("=")
+        if not eq or not key.strip():
+            raise BadInputError(f"--setting takes KEY=VALUE (e.g. margin=ratio), not {item!r}")
+        out[key.strip()] = val.strip()
+    return out
+
+
+def pick_records(records, encoder: str, settings: dict[str, str]) -> list:
+    """``encoder``'s records under the given settings (``--setting``): of one metric, dataset, split
+    and set of settings, or one sentence naming what varies (`compare`, `explain`)."""
+    mine = [r for r in records if r.signature.encoder in (encoder, f"py:{encoder}")]  # py:NAME: an object's
+    if not mine:  # a registered name stands for its id (sbert -> sbert:sentence-transformers/...) when only one
+        ids = {r.signature.encoder for r in records if r.signature.encoder.split(":")[0] == encoder}
+        if len(ids) > 1:
+            raise BadInputError(f"{encoder} names several encoders in the store ({', '.join(sorted(ids))}); give one")
+        mine = [r for r in records if r.signature.encoder in ids]
+    if not mine:
+        have = sorted({r.signature.encoder for r in records})
+        raise BadInputError(f"no stored result of {encoder} matches (the selection has: {', '.join(have) or 'nothing'}); "
+                            f"evaluate it first, e.g. `xsimpp eval --encoder {encoder} --langs ...`")
+    for key, val in settings.items():
+        mine = [r for r in mine if str(r.signature.params.get(key)) == val]
+        if not mine:
+            raise BadInputError(f"no stored result of {encoder} has the setting {key}={val}")
+    groups: dict[tuple, list] = {}
+    for r in mine:
+        s = r.signature
+        params = tuple(sorted((k, str(v)) for k, v in s.params.items() if k != "ci"))
+        groups.setdefault((r.metric, s.dataset, s.split, s.encoder_fingerprint, params), []).append(r)
+    if len(groups) > 1:
+        keys = list(groups)
+        names = ("metric", "dataset", "split", "encoder options")
+        varying = [n for i, n in enumerate(names) if len({k[i] for k in keys}) > 1]
+        settings_seen: dict[str, set] = {}
+        for k in keys:
+            for name, v in k[4]:
+                settings_seen.setdefault(name, set()).add(v)
+        varying += [f"setting {n} ({', '.join(sorted(v))})" for n, v in settings_seen.items()
+                    if len(v) > 1 or any(n not in dict(k[4]) for k in keys)]
+        raise BadInputError(f"the stored results of {encoder} differ in {', '.join(varying)}; select one with "
+                            "--metric, --dataset, --split or --setting KEY=VALUE")
+    return next(iter(groups.values()))
 
 
 def run(args) -> int:
