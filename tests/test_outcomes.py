@@ -127,3 +127,12 @@ def test_sample_draws_the_same_lines_in_every_language_and_signs_them(isolated_h
         xsimpp.evaluate("chargram", "deu", dataset="demo", cache=False, sample=121)
     with pytest.raises(BadInputError, match="give one of the two"):
         xsimpp.evaluate("chargram", "deu", dataset="demo", cache=False, sample=10, limit=10)
+
+
+def test_a_degenerate_interval_says_what_the_data_allows():
+    from xsimpp.tasks.intervals import Interval, exact_bounds, render_intervals
+
+    text = render_intervals([Interval("xsim", "", "deu_Latn-eng_Latn", 0.0, 0.0, 0.0, 1012)], 0.95, 1000, 1)
+    lo, hi = exact_bounds(0.0, 1012, 0.95)
+    assert lo == 0.0 and hi == pytest.approx(100 * (1 - 0.025 ** (1 / 1012)))  # the exact upper bound for 0 of n
+    assert "[0.00, 0.00] *" in text and f"[0.00, {hi:.2f}]" in text

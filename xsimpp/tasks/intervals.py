@@ -75,9 +75,26 @@ def _view(record: ResultRecord, params: dict) -> str:
 def render_intervals(rows: Sequence[Interval], level: float, resamples: int, seed: int) -> str:
     from tabulate import tabulate
 
-    body = [[r.metric + (f" ({r.view})" if r.view else ""), r.pair, f"{r.value:.2f}", f"[{r.low:.2f}, {r.high:.2f}]",
-             f"{r.high - r.low:.2f}", r.n] for r in rows]
+    body, notes = [], []
+    for r in rows:
+        ci = f"[{r.low:.2f}, {r.high:.2f}]"
+        if r.low == r.high and r.value in (0.0, 100.0):  # no resample can differ: say what the data allows
+            lo, hi = exact_bounds(r.value, r.n, level)
+            ci += " *"
+            notes.append(f"* {r.metric} {r.pair}: {r.value:.0f} % of {r.n}, so every resample gives {r.value:.0f} %; "
+                         f"the exact (Clopper-Pearson) {level:.0%} interval for {r.n} independent sentences is "
+                         f"[{lo:.2f}, {hi:.2f}]")
+        body.append([r.metric + (f" ({r.view})" if r.view else ""), r.pair, f"{r.value:.2f}", ci,
+                     f"{r.high - r.low:.2f}", r.n])
     table = tabulate(body, headers=["metric", "pair", "value", f"{level:.0%} CI", "width", "n"], tablefmt="psql",
                      disable_numparse=True)
     return (f"{level:.0%} confidence intervals (percentile bootstrap, {resamples} resamples of the sentences, seed "
-            f"{seed}; an average resamples each language within itself)\n{table}")
+            f"{seed}; an average resamples each language within itself)\n{table}" + "".join("\n" + n for n in notes))
+
+
+def exact_bounds(percent: float, n: int, level: float) -> tuple[float, float]:
+    """Clopper-Pearson interval (scipy's ``binomtest``) of a percentage of ``n`` items, in percent."""
+    from scipy.stats import binomtest
+
+    ci = binomtest(round(percent * n / 100), n).proportion_ci(confidence_level=level, method="exact")
+    return 100 * ci.low, 100 * ci.high
