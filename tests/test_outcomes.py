@@ -136,3 +136,20 @@ def test_a_degenerate_interval_says_what_the_data_allows():
     lo, hi = exact_bounds(0.0, 1012, 0.95)
     assert lo == 0.0 and hi == pytest.approx(100 * (1 - 0.025 ** (1 / 1012)))  # the exact upper bound for 0 of n
     assert "[0.00, 0.00] *" in text and f"[0.00, {hi:.2f}]" in text
+
+
+def test_leaderboard_shows_intervals_in_the_same_tables(isolated_home, capsys, tmp_path):
+    import pandas as pd
+
+    assert main(["eval", "--encoder", "chargram", "--dataset", "demo", "--langs", "deu,fra", "--ci",
+                 "--no-progress"]) == 0
+    # the same settings without --ci, another encoder options set: one table for both
+    assert main(["eval", "--encoder", "chargram", "--encoder-opt", "ngram_min=2", "--dataset", "demo", "--langs", "deu,fra",
+                 "--no-progress"]) == 0
+    capsys.readouterr()
+    assert main(["leaderboard", "--html", str(tmp_path / "lb.html"), "--csv", str(tmp_path / "lb.csv")]) == 0
+    page = (tmp_path / "lb.html").read_text(encoding="utf-8")
+    assert page.count("<table") == 1 and page.count('<small class="ci"') == 2
+    df = pd.read_csv(tmp_path / "lb.csv")
+    with_ci = df.dropna(subset=["x_ci_low"])
+    assert len(with_ci) == 2 and (with_ci.x_ci_low <= with_ci.value).all() and (with_ci.value <= with_ci.x_ci_high).all()

@@ -17,6 +17,7 @@ from typing import Any
 from ..version import __version__
 from ..errors import BadInputError
 from ..tasks import METRICS
+from ..results import UNCOMPARED_PARAMS
 from ..textio import atomic_write_text
 
 ERROR_TYPE_ORDER = ("causality", "entity", "number", "misaligned")
@@ -92,9 +93,12 @@ def _num(v, integer: bool = False) -> tuple[str, str]:
     return repr(f), (f"{f:.0f}" if integer else f"{f:.2f}")
 
 
-def _cell(value, cls: str = "", best: bool = False, integer: bool = False) -> str:
+def _cell(value, cls: str = "", best: bool = False, integer: bool = False, ci=None) -> str:
+    """A number cell; ``ci`` (low, high): its confidence interval, shown small under it."""
     dv, text = _num(value, integer)
     c = " ".join(x for x in (cls, "best" if best else "") if x)
+    if ci is not None and all(x == x for x in ci):  # not NaN: the record has an interval
+        text += f'<br><small class="ci" title="confidence interval (--ci)">[{ci[0]:.2f}, {ci[1]:.2f}]</small>'
     return f'<td data-v="{dv}"{f" class={chr(34)}{c}{chr(34)}" if c else ""}>{text}</td>'
 
 
@@ -113,6 +117,10 @@ def _metric_table(sub, table_id: str, lower_is_better: bool, unit: str = "error 
     pairs = sorted(sub["pair"].unique())
     encoders = sorted(sub["encoder"].unique())
     wide = sub.pivot_table(index="encoder", columns="pair", values="value", aggfunc="first")
+    ci = {}
+    if "x_ci_low" in sub.columns:
+        for _, r in sub.iterrows():
+            ci[(r["encoder"], r["pair"])] = (float(r["x_ci_low"]), float(r["x_ci_high"]))
     err = pd.to_numeric(sub["errors"], errors="coerce")
     if unit == "error %" and err.notna().all():
         how, title = "micro", "micro average: all errors / all sentences"
@@ -144,7 +152,7 @@ def _metric_table(sub, table_id: str, lower_is_better: bool, unit: str = "error 
         cells = [f'<td class="t" title="{html.escape(str(sigs[enc]))}">{html.escape(str(enc))}</td>']
         for p in pairs:
             v = wide.at[enc, p] if p in wide.columns and enc in wide.index else None
-            cells.append(_cell(v, best=p in best and v is not None and v == best[p]))
+            cells.append(_cell(v, best=p in best and v is not None and v == best[p], ci=ci.get((enc, p))))
         cells.append(_cell(avg.get(enc), best="average" in best and avg.get(enc) == best["average"]))
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (f'<table class="sortable" id="{table_id}"><thead><tr>{head}</tr></thead>'
@@ -188,7 +196,9 @@ def leaderboard_html(df, title: str = "xsimpp leaderboard") -> str:
     # One table per dataset, split, metric and settings: every signed setting (the part of each
     # signature after the metric: margin, k, mode, a BUCC threshold rule, xsim++ negatives, ...), so
     # numbers meet only where they compare, and a record without a margin (MTEB's F1) has its table.
-    keyed = df.assign(settings=df["signature"].map(lambda sig: "|".join(str(sig).split("|")[4:])))
+    # How an interval was drawn (ci) changes no number: it splits no table.
+    keyed = df.assign(settings=df["signature"].map(
+        lambda sig: "|".join(p for p in str(sig).split("|")[4:] if not p.startswith(f"{UNCOMPARED_PARAMS[0]}:"))))
     groups = list(keyed.groupby(["dataset", "split", "metric", "settings"], sort=True))
     # A table's id (the page's #sort=ID:COLUMN:DIR links) names dataset, split, metric, margin, k and
     # mode, as it always has; tables those share are told apart by a digest of their other settings.
