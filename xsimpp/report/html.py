@@ -114,6 +114,12 @@ def _metric_table(sub, table_id: str, lower_is_better: bool, unit: str = "error 
     import pandas as pd
 
     sub = sub.assign(pair=sub["src_lang"].astype(str) + "-" + sub["tgt_lang"].astype(str))
+    # One row per encoder as signed: two revisions or option sets of one encoder id are two rows
+    # (named by their signature's enc: part), never one row holding whichever came first.
+    signed = sub["signature"].map(lambda sig: str(sig).split("|")[1].removeprefix("enc:"))
+    if (signed.groupby(sub["encoder"]).nunique() > 1).any():
+        sub = sub.assign(encoder=[e if signed[sub["encoder"] == e].nunique() == 1 else f"{e} ({s.split('@', 1)[1]})"
+                                  for e, s in zip(sub["encoder"], signed)])
     pairs = sorted(sub["pair"].unique())
     encoders = sorted(sub["encoder"].unique())
     wide = sub.pivot_table(index="encoder", columns="pair", values="value", aggfunc="first")
