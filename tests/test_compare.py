@@ -131,3 +131,13 @@ def test_refusals(isolated_home, capsys):
     d = xsimpp.evaluate("chargram", "deu,fra", dataset="demo", cache=False, limit=60, options={"ngram_min": 1})
     with pytest.raises(BadInputError, match=r"differ in split \('dev' vs 'dev\[:60\]'\)"):
         xsimpp.compare(a, d)
+
+
+def test_cli_refuses_results_on_other_data(two_encoders, capsys):
+    rec = next(r for r in two_encoders.records() if r.signature.encoder == "py:short-grams")
+    path = two_encoders.path(rec)
+    d = json.loads(path.read_text())
+    d["signature"]["data_checksum"] = "f" * 64  # measured on other sentences under the same name
+    path.write_text(json.dumps(d))
+    code, out, err = cli(capsys, "compare", "--baseline", "chargram", "--system", "short-grams")
+    assert code == 2 and "differ in data_checksum" in err and not out

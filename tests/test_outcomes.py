@@ -153,3 +153,11 @@ def test_leaderboard_shows_intervals_in_the_same_tables(isolated_home, capsys, t
     df = pd.read_csv(tmp_path / "lb.csv")
     with_ci = df.dropna(subset=["x_ci_low"])
     assert len(with_ci) == 2 and (with_ci.x_ci_low <= with_ci.value).all() and (with_ci.value <= with_ci.x_ci_high).all()
+
+
+def test_cli_sample_larger_than_the_set_writes_nothing(isolated_home, capsys):
+    code = main(["eval", "--encoder", "chargram", "--dataset", "demo", "--langs", "deu", "--sample", "500",
+                 "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--sample 500 is more than the 120 lines" in err and "Traceback" not in err
+    assert not (isolated_home / "results").exists() and not (isolated_home / "cache").exists()

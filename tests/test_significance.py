@@ -150,3 +150,51 @@ def test_corrections():
 def test_bad_input(call, match):
     with pytest.raises(BadInputError, match=match):
         call()
+
+
+def test_the_guide_quotes_the_committed_results():
+    """docs/guides/significance.md's numbers are those of benchmarks/results/*.json (re-derivable with
+    benchmarks/significance_flores.py and benchmarks/significance_calibration.py)."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    guide = (root / "docs" / "guides" / "significance.md").read_text(encoding="utf-8")
+    flores = json.loads((root / "benchmarks" / "results" / "significance_flores.json").read_text(encoding="utf-8"))
+    e5 = flores["runs"]["e5-small"]
+    for pair in ("kea_Latn-eng_Latn", "fur_Latn-eng_Latn", "swh_Latn-eng_Latn", "eng_Latn-kea_Latn"):
+        v = e5["pairs"][pair]
+        assert f"| {pair} | {v['value']:.2f} | [{v['ci'][0]:.2f}, {v['ci'][1]:.2f}] |" in guide, pair
+    avg = e5["average"][0]
+    assert f"| average (8 pairs) | {avg['value']:.2f} | [{avg['ci'][0]:.2f}, {avg['ci'][1]:.2f}] |" in guide
+    from xsimpp.tasks.intervals import exact_bounds
+
+    lo, hi = exact_bounds(0.0, 1012, 0.95)
+    assert f"[{lo:.2f}, {hi:.2f}]" in guide
+    nano = {r["pair"]: r for r in flores["compare"]["e5-small-nano/shift"]["rows"]}
+    for pair in ("eng_Latn-fur_Latn", "eng_Latn-kea_Latn", "kea_Latn-eng_Latn", "all (8 pairs)"):
+        r, res = nano[pair], nano[pair]["result"]
+        row = (f"| {pair} | {res['baseline']:.2f} | {res['system']:.2f} | {r['difference']:+.2f} | "
+               f"[{res['ci_low']:+.2f}, {res['ci_high']:+.2f}] | {res['p_bootstrap']:.4f} | {res['p_randomization']:.4f} |")
+        assert row in guide, row
+        assert "no significant difference" in r["verdict"]
+    assert all(r["p_bootstrap_adjusted"] == 1.0 for r in nano.values() if r["p_bootstrap_adjusted"] is not None)
+    kea = flores["runs"]["e5-small"]["pairs"]["kea_Latn-eng_Latn"]
+    assert kea["errors"] == flores["runs"]["e5-small-nano"]["pairs"]["kea_Latn-eng_Latn"]["errors"] == 43
+    sacre = {r["pair"]: r["result"] for r in flores["compare"]["e5-small-nano/sacrebleu"]["rows"]}
+    assert sacre["deu_Latn-eng_Latn"]["p_bootstrap"] == 1 / 1001 and "p = 0.001 (1/1 001)" in guide
+    sb = {r["pair"]: r for r in flores["compare"]["sbert/shift"]["rows"]}["all (8 pairs)"]
+    assert (f"{sb['difference']:+.2f} points\noverall, [{sb['result']['ci_low']:+.2f}, {sb['result']['ci_high']:+.2f}]"
+            in guide)
+    # the interval widths quoted for 200 / 500 / 1 012 / 2 000 lines at p = 5 %
+    for n, shown in ((200, "±3.02"), (500, "±1.91"), (1012, "±1.34"), (2000, "±0.96")):
+        assert f"{shown}" in guide and f"{1.96 * (0.05 * 0.95 / n) ** 0.5 * 100:.2f}" == shown[1:]
+    calib = json.loads((root / "benchmarks" / "results" / "significance_calibration.json").read_text(encoding="utf-8"))
+    for setting, value in calib["coverage_95"].items():
+        assert f"| coverage of the 95 % interval, {setting} | {100 * value:.1f} % |" in guide
+    for setting, tests in calib["size_at_0.05"].items():
+        for test, value in tests.items():
+            assert f"| p < 0.05 on equal systems ({test}), {setting} | {100 * value:.1f} % |" in guide
+    for test in ("shift", "sacrebleu", "randomization"):
+        assert f"| power ({test}), {calib['power_at_0.05']['setting']} | {100 * calib['power_at_0.05'][test]:.1f} % |" \
+            in guide
