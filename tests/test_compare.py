@@ -8,21 +8,12 @@ import json
 import pytest
 
 import xsimpp
-from xsimpp.cli import main
+from clikit import cli
 from xsimpp.errors import BadInputError
 from xsimpp.results import ResultStore
 from xsimpp.scoring import significance as S
 
 DEMO = ["--dataset", "demo", "--langs", "deu,fra", "--no-progress"]
-
-
-def cli(capsys, *argv):
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 class ShortGrams:

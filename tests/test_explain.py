@@ -8,20 +8,11 @@ import json
 
 import pytest
 
-from xsimpp.cli import main
+from clikit import cli
 from xsimpp.datasets import Demo
 from xsimpp.results import ResultStore
 
 DEMO = ["--dataset", "demo", "--langs", "deu,fra", "--no-progress"]
-
-
-def cli(capsys, *argv):
-    try:
-        code = main([str(a) for a in argv])
-    except SystemExit as e:
-        code = e.code
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def read_tsv(path):

@@ -11,6 +11,7 @@ import faiss
 import numpy as np
 import pytest
 
+from clikit import cli
 from conftest import missing, shared_data_dir
 from xsimpp.cli import main
 from xsimpp.engine import margin_knn
@@ -160,11 +161,7 @@ def test_bad_pairs_input_refused_before_mining(tmp_path, capsys, extra, expected
         (tmp_path / name).write_text(text, encoding="utf-8")
     (tmp_path / "DIR").mkdir()
     argv = [str(tmp_path / a) if a in (*files, "P", "DIR") else a for a in extra]
-    try:
-        code = main(["mine", "--src-emb", str(tmp_path / "x.npy"), "--tgt-emb", str(tmp_path / "y.npy"),
-                     "--out", str(tmp_path / "run"), "--no-progress", *argv])
-    except SystemExit as e:  # argparse's own refusals (a value of the wrong type) exit from parsing
-        code = e.code
-    err = capsys.readouterr().err
+    code, _, err = cli(capsys, "mine", "--src-emb", tmp_path / "x.npy", "--tgt-emb", tmp_path / "y.npy",
+                       "--out", tmp_path / "run", "--no-progress", *argv)
     assert code == 2 and expected in err and "Traceback" not in err
     assert not (tmp_path / "run").exists() and not (tmp_path / "P").exists()  # nothing mined, nothing written
