@@ -226,6 +226,41 @@ def test_html_sorts_in_a_headless_browser(tmp_path):
     assert [r[0] for r in dom.tables[tid]["rows"]] == ["beta<b>", "alpha"]
 
 
+def test_every_metric_family_sorts_in_a_headless_browser(tmp_path):
+    """Each family's table (xsim, xsim++, Tatoeba text and index, BUCC per threshold rule, MTEB's F1,
+    one with --ci intervals) sorted by its average in the browser: the script ran, the values are the
+    page's own, the rows come in order of the average, and an interval under a number leaves its
+    sort key alone."""
+    browser = _browser()
+    if browser is None:
+        missing("no chromium in PATH (Debian: apt-get install -y chromium); the page's script is "
+                "checked in a real browser only", data=False)
+    _store(tmp_path / "results")
+    _store_other_families(tmp_path / "results")
+    store = ResultStore(tmp_path / "results")
+    for enc, (lo, v, hi) in (("alpha", (3.0, 4.0, 5.5)), ("beta", (1.0, 2.0, 3.0))):
+        sig = Signature(enc, "r1", "f" * 16, "flores200", "devtest", "c" * 64, "xsim",
+                        {"margin": "ratio", "k": 4, "mode": "text", "ci": "bootstrap-percentile:0.95:1000:seed1"})
+        store.put(ResultRecord("xsim", v, 1012, "kea_Latn", "eng_Latn", sig, errors=round(v * 10.12),
+                               extra={"ci_low": lo, "ci_high": hi}))
+    out = tmp_path / "lb.html"
+    assert main(["leaderboard", "--results-dir", str(tmp_path / "results"), "--html", str(out)]) == 0
+    static = _parse(out.read_text(encoding="utf-8")).tables
+    metric_tables = [t for t in static if not t.endswith("-errtypes")]
+    assert len(metric_tables) == 8  # xsim, xsim++, tatoeba x2 modes, bucc x2 rules, mteb, flores xsim with CI
+    for tid in metric_tables:
+        dom = _parse(_dump_dom(browser, f"{out.as_uri()}#sort={tid}:average:desc", tmp_path))
+        assert dom.body_attrs.get("data-ready") == "1", tid
+        t = dom.tables[tid]
+        assert t["attrs"].get("data-sorted") == "average:desc", tid
+        assert sorted(map(tuple, t["rows"])) == sorted(map(tuple, static[tid]["rows"])), tid  # same cells
+        averages = [float(r[-1]) for r in t["rows"] if r[-1]]
+        assert averages == sorted(averages, reverse=True), tid
+    ci = next(t for t in metric_tables if t.startswith("t-flores200-devtest-xsim-"))
+    rows = _parse(_dump_dom(browser, f"{out.as_uri()}#sort={ci}:kea_Latn-eng_Latn:asc", tmp_path)).tables[ci]["rows"]
+    assert [r[0] for r in rows] == ["beta", "alpha"] and rows[0][1] == "2.00[1.00, 3.00]"
+
+
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
