@@ -85,3 +85,30 @@ def test_dump_as_jsonl(isolated_home, capsys, tmp_path, fmt):
     rows = [json.loads(line) for line in (tmp_path / f"d.{fmt}").read_text(encoding="utf-8").splitlines()]
     assert rows and set(rows[0]) == {"metric", "pair", "line", "error_type", "gold_score", "chosen_score", "gap",
                                      "source", "gold", "chosen"}
+
+
+def test_tatoeba_decisions_both_ways(isolated_home, capsys, tmp_path):
+    from conftest import missing, shared_data_dir
+
+    if shared_data_dir() is None:
+        missing("real data not found: set XSIMPP_DATA_DIR to the shared data folder (../shared/data)", data=True)
+    assert cli(capsys, "tatoeba", "--encoder", "chargram", "--langs", "swh", "--no-progress")[0] == 0
+    store = ResultStore(isolated_home / "results")
+    by_metric = {r.metric: r for r in store.records() if r.signature.params["mode"] == "text"}
+    rows = {}
+    for metric in ("tatoeba_acc_xx2en", "tatoeba_acc_en2xx", "tatoeba_acc_mean"):
+        code, out, err = cli(capsys, "explain", "--encoder", "chargram", "--metric", metric, "--setting", "mode=text",
+                             "--tsv", tmp_path / f"{metric}.tsv")
+        assert code == 0, err
+        rows[metric] = read_tsv(tmp_path / f"{metric}.tsv")
+        assert len(rows[metric]) == by_metric[metric].errors
+    from xsimpp.datasets import TatoebaV1
+
+    bt = TatoebaV1("test", data_dir=shared_data_dir()).bitext("swh", "eng")
+    swh, eng = set(bt.src), set(bt.tgt)
+    # xx->eng: Swahili queries choosing English; eng->xx the other way round
+    assert all(r["source"] in swh and r["chosen"] in eng for r in rows["tatoeba_acc_xx2en"])
+    assert all(r["source"] in eng and r["chosen"] in swh for r in rows["tatoeba_acc_en2xx"])
+    key = lambda r: (r["line"], r["source"], r["chosen"])  # noqa: E731
+    assert sorted(map(key, rows["tatoeba_acc_mean"])) == sorted(map(key, rows["tatoeba_acc_xx2en"]
+                                                                     + rows["tatoeba_acc_en2xx"]))

@@ -39,7 +39,7 @@ def render(record: ResultRecord, decisions: Sequence[Decision], top: int = 10) -
 
     s = record.signature
     head = (f"{record.metric} {s.dataset}/{s.split} {record.src_lang}-{record.tgt_lang}, {s.encoder}: "
-            f"{len(decisions)} wrong of {record.n} ({record.value:.2f}), most confident first")
+            f"{len(decisions)} wrong of {record.n} ({record.metric} {record.value:.2f}), most confident first")
     body = [[d.line, d.error_type, f"{d.chosen_score:.4f}", f"{d.gold_score:.4f}", _cut(d.source, 40),
              _cut(d.gold, 40), _cut(d.chosen, 40)] for d in decisions[:top]]
     table = tabulate(body, headers=["line", "type", "chosen", "gold", "source", "gold target", "chosen target"],

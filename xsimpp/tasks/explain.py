@@ -5,8 +5,8 @@ The sentences come from the data the task reads: for a run, the knobs it was giv
 record, knobs rebuilt from its signature (dataset, split with its ``[:N]`` or ``[sample=N,seed=S]``
 selection, languages, xsim++ negatives' style). Either way the data's checksum must equal the one
 the record signed, so a decision is never shown against other sentences than it was made on.
-Records of xsim (xsim++, P-xSIM) and MTEB's score are explained; a Tatoeba record's queries run both
-ways and are not (yet)."""
+Records of xsim (xsim++, P-xSIM), Tatoeba (each direction's queries against the other side) and MTEB's
+score are explained."""
 
 from __future__ import annotations
 
@@ -40,17 +40,24 @@ class Decision:
         return self.chosen_score - self.gold_score
 
 
-def wrong_decisions(outcomes: Outcomes, sources: Sequence[str], targets: Sequence[str]) -> list[Decision]:
+def wrong_decisions(outcomes: Outcomes, sources: Sequence[str], targets: Sequence[str],
+                    item_targets: Sequence[Sequence[str]] | None = None) -> list[Decision]:
     """The wrong decisions, most confident first (largest chosen-minus-gold score; a gold without a
-    score last), then by line."""
+    score last), then by line. ``sources[i]`` is item i's query; its gold and chosen index
+    ``targets``, or ``item_targets[i]`` where items search different sides (Tatoeba's mean)."""
     names = outcomes.type_names()
-    out = [Decision(i + 1, names[i] or "wrong", sources[i], targets[int(outcomes.gold[i])],
-                    targets[int(outcomes.chosen[i])], float(outcomes.gold_score[i]), float(outcomes.chosen_score[i]))
+    n_src = len(sources) if item_targets is None else len(sources) // 2 or 1
+
+    def side(i):
+        return targets if item_targets is None else item_targets[i]
+
+    out = [Decision(i % n_src + 1, names[i] or "wrong", sources[i], side(i)[int(outcomes.gold[i])],
+                    side(i)[int(outcomes.chosen[i])], float(outcomes.gold_score[i]), float(outcomes.chosen_score[i]))
            for i in range(len(outcomes)) if not outcomes.correct[i]]
     return sorted(out, key=lambda d: (math.isnan(d.gap), -d.gap if not math.isnan(d.gap) else 0.0, d.line))
 
 
-EXPLAINED = ("xsim", "mteb-bitext")  # the tasks whose records explain() reads sentences for
+EXPLAINED = ("xsim", "mteb-bitext", "tatoeba")  # the tasks whose records explain() reads sentences for
 
 
 def _task_of(record: ResultRecord):
@@ -58,14 +65,16 @@ def _task_of(record: ResultRecord):
 
     info = METRICS.get(record.metric)
     if info is None or info.producer not in EXPLAINED:
-        raise BadInputError(f"explain shows the decisions of xsim, xsim++, P-xSIM and MTEB bitext records, not of "
-                            f"{record.metric}")
+        raise BadInputError(f"explain shows the decisions of xsim, xsim++, P-xSIM, Tatoeba and MTEB bitext records, "
+                            f"not of {record.metric}")
     return TASKS[info.producer]
 
 
-def sentences_of(record: ResultRecord, task, data) -> tuple[list[str], list[str]]:
-    """(sources, targets) of ``record`` in ``data`` as ``task.load`` read it, checked against the
-    record's data checksum; targets are the gold ones, then any xsim++ negatives."""
+def sentences_of(record: ResultRecord, task, data) -> tuple:
+    """(queries, targets[, per-item targets]) of ``record`` in ``data`` as ``task.load`` read it,
+    checked against the record's data checksum: ``wrong_decisions``'s arguments. xsim's targets
+    are the gold ones, then any xsim++ negatives; Tatoeba's eng->xx queries are the English side
+    searching the other, its mean's queries both directions'."""
     bitexts = data.bitexts if hasattr(data, "bitexts") else data
     found = [bt for bt in bitexts if (bt.src_lang, bt.tgt_lang) == (record.src_lang, record.tgt_lang)]
     if not found:
@@ -82,6 +91,11 @@ def sentences_of(record: ResultRecord, task, data) -> tuple[list[str], list[str]
         raise BadInputError(f"the data found now differs from the data of the {record.metric} "
                             f"{record.src_lang}-{record.tgt_lang} record (checksum {checksum[:12]} vs "
                             f"{record.signature.data_checksum[:12]}); re-run it, then explain")
+    if record.metric == "tatoeba_acc_en2xx":
+        return list(bt.tgt), list(bt.src)
+    if record.metric == "tatoeba_acc_mean":
+        n = len(bt.src)
+        return list(bt.src) + list(bt.tgt), targets, [bt.tgt] * n + [bt.src] * n
     return list(bt.src), targets
 
 
@@ -99,8 +113,12 @@ def source_of(record: ResultRecord, data_dir=None, augmented=None):
     m = _SELECTION.match(s.split)
     if not m:
         raise BadInputError(f"cannot read the split {s.split!r} of the record")
-    knobs: dict[str, Any] = {"dataset": s.dataset, "split": m["base"], "langs": record.src_lang,
-                             "target": record.tgt_lang, "data_dir": data_dir}
+    if task.name == "tatoeba":  # its test sets are named by their source, English the pivot
+        knobs: dict[str, Any] = {"langs": record.src_lang, "data_dir": data_dir,
+                                 "source": "challenge" if s.dataset == "tatoeba-challenge" else "v1"}
+    else:
+        knobs = {"dataset": s.dataset, "split": m["base"], "langs": record.src_lang, "target": record.tgt_lang,
+                 "data_dir": data_dir}
     if m["limit"]:
         knobs["limit"] = int(m["limit"])
     if m["sample"]:
