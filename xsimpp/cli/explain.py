@@ -9,7 +9,7 @@ from .leaderboard import FILTERS, parse_settings, pick_records, select_records
 
 def register(sub) -> None:
     p = sub.add_parser("explain", help="the wrong decisions of stored results (source, gold, chosen, both margins)",
-                       description="The wrong decisions of an encoder's stored xsim, xsim++, P-xSIM or MTEB bitext "
+                       description="The wrong decisions of an encoder's stored xsim, xsim++, P-xSIM, Tatoeba or MTEB bitext "
                                    "results: each source whose chosen target is not its gold, with both sentences, "
                                    "both scores (margin, cosine or P-xSIM's blend) and the xsim++ error type; the "
                                    "most confident mistakes (chosen score most above the gold's) first. The "
