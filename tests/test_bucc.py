@@ -402,7 +402,7 @@ def test_no_setting_changes_a_number_without_changing_its_signature():
                 BuccSettings(one_to_one=True), BuccSettings(digits=True), BuccSettings(max_edit_similarity=0.3),
                 BuccSettings(keep_fraction=0.1), BuccSettings(keep_fraction=0.3), BuccSettings(cv=2),
                 BuccSettings(cv=3), BuccSettings(cv=3, seed=1), BuccSettings(digits="ascii"),
-                BuccSettings(protocol="keung")]
+                BuccSettings(protocol="keung"), BuccSettings(ci=0.9, ci_resamples=50, ci_seed=3)]
     assert {f.name for f in dataclasses.fields(BuccSettings)} <= {
         name for v in variants for name, val in dataclasses.asdict(v).items()
         if val != getattr(BuccSettings(), name)}  # every knob is varied at least once
@@ -411,7 +411,7 @@ def test_no_setting_changes_a_number_without_changing_its_signature():
         for r in evaluate_bucc(TableEncoder(table), data, tune if st.keep_fraction is None else None, st).records:
             by_sig.setdefault(r.signature.format(), set()).add((r.value, r.extra["precision"]))
     # 11 distinct main records (cv and seed do not change the main number, so those runs share the
-    # default's record) + 3 cross-validated ones
+    # default's record, and neither does an interval's drawing) + 3 cross-validated ones
     assert len(by_sig) == 14
     assert all(len(v) == 1 for v in by_sig.values())
 
@@ -576,3 +576,24 @@ def test_real_data_head_and_sample(real_data, tmp_path, capsys):
     best = next(r for r in recs if r.signature.params["threshold"] == "best-f1@sample")
     assert sum(r["status"] in ("TP", "FN") for r in rows) == best.n  # every gold pair is listed once
     assert sum(r["status"] == "TP" for r in rows) == best.extra["n_correct"]
+
+
+@pytest.mark.parametrize("dup", [False, True])
+def test_outcomes_give_every_f1_and_resample_by_source(dup):
+    """Each record's outcomes (extracted pairs + gold pairs left out, per source sentence) give its
+    F1 exactly -- tuned, cross-validated, keep-fraction, with a duplicate gold target -- so --ci
+    resamples source sentences at the record's threshold(s)."""
+    from xsimpp.tasks.intervals import units_of
+
+    table: dict = {}
+    data = _split("o", 30, 40, 5, table, dup_target=dup)
+    for settings in (BuccSettings(cv=4), BuccSettings(keep_fraction=0.2), BuccSettings(one_to_one=True, cv=3)):
+        rep = evaluate_bucc(TableEncoder(table), data, data if settings.keep_fraction is None else None, settings)
+        assert len(rep.records) == (2 if settings.cv else 1)
+        for rec in rep.records:
+            o = rec.outcomes
+            assert o.statistic == "pair_f1"
+            assert units_of(rec).value() == pytest.approx(rec.value, abs=1e-9)
+            assert int(o.correct.sum()) == rec.extra["n_correct"]
+            assert int((o.chosen >= 0).sum()) == rec.extra["n_extracted"]
+            assert len(units_of(rec)) == len(set(o.unit.tolist())) <= len(data.src)

@@ -94,7 +94,7 @@ def test_outcomes_missing_or_altered(two_encoders, capsys):
 
     o = Outcomes.from_bytes(data)
     flipped = Outcomes(o.statistic, ~o.correct, o.chosen, o.gold, o.chosen_score, o.gold_score, o.error_type,
-                       o.error_types)
+                       o.unit, o.error_types)
     path.write_bytes(flipped.to_bytes())
     code, _, err = cli(capsys, "compare", "--baseline", "chargram", "--system", "short-grams")
     assert code == 2 and "does not match its record" in err

@@ -49,7 +49,7 @@ def test_the_unsigned_knobs_are_these_and_no_more():
     """A knob leaving the signature is a decision: it shows up here for review."""
     found = {f"{name}.{k}" for name, t in TASKS.items() for k in unsigned_knobs(t.Settings)}
     # --ci's knobs: the records given an interval sign them as their "ci" key (tasks.intervals)
-    interval = {f"{task}.{k}" for task in ("xsim", "tatoeba", "mteb-bitext") for k in ("ci", "ci_resamples", "ci_seed")}
+    interval = {f"{task}.{k}" for task in ("xsim", "tatoeba", "mteb-bitext", "bucc") for k in ("ci", "ci_resamples", "ci_seed")}
     assert found == {"xsim.protocol", "xsim.rerank", "xsim.rerank_options", "xsim.alpha", "xsim.rerank_k",
                      "bucc.keep_fraction", "bucc.cv", "bucc.seed"} | interval
 

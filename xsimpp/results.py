@@ -71,11 +71,12 @@ def _compared_params(params: dict[str, Any]) -> dict[str, Any]:
 
 
 # How a record's value follows from its outcomes (``scoring.significance`` computes each on a
-# resample): the percentage of items not correct, of items correct, or MTEB's weighted F1 of the
-# chosen against the gold indices.
-STATISTICS = ("error_rate", "accuracy", "weighted_f1")
+# resample): the percentage of items not correct, of items correct, MTEB's weighted F1 of the
+# chosen against the gold indices, or BUCC's F1 over pairs (items: the extracted pairs, correct when
+# gold, and the gold pairs not extracted).
+STATISTICS = ("error_rate", "accuracy", "weighted_f1", "pair_f1")
 _OUTCOME_ARRAYS = {"correct": np.bool_, "chosen": np.int64, "gold": np.int64, "chosen_score": np.float64,
-                   "gold_score": np.float64, "error_type": np.int8}
+                   "gold_score": np.float64, "error_type": np.int8, "unit": np.int64}
 NOT_SCORED = np.nan  # a score an outcome has no value for (MTEB's cosine has no gold margin, etc.)
 
 
@@ -87,7 +88,9 @@ class Outcomes:
     values) of the chosen and of the gold target, and for a wrong choice its error type (an index
     into ``error_types``; -1 where correct). ``statistic`` says how the record's value follows from
     them, so a resample of the items gives that value on the resample (confidence intervals, paired
-    tests). Stored beside the record (``ResultStore``) and checked against its digest on reading."""
+    tests); ``unit`` is what a resample draws (items of one unit move together: a Tatoeba sentence
+    pair's two queries, a BUCC source sentence's pairs; default: the gold index). Stored beside the
+    record (``ResultStore``) and checked against its digest on reading."""
 
     statistic: str
     correct: np.ndarray
@@ -96,6 +99,7 @@ class Outcomes:
     chosen_score: np.ndarray
     gold_score: np.ndarray
     error_type: np.ndarray
+    unit: np.ndarray
     error_types: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
@@ -113,8 +117,9 @@ class Outcomes:
 
     @classmethod
     def build(cls, statistic: str, correct, chosen, gold=None, chosen_score=None, gold_score=None,
-              error_type=None) -> "Outcomes":
-        """From per-item arrays; ``error_type``: a name per item ("" or None where correct)."""
+              error_type=None, unit=None) -> "Outcomes":
+        """From per-item arrays; ``error_type``: a name per item ("" or None where correct);
+        ``gold`` defaults to the item's own index, ``unit`` to ``gold``."""
         correct = np.asarray(correct, dtype=bool)
         n = len(correct)
         names: tuple[str, ...] = ()
@@ -124,9 +129,9 @@ class Outcomes:
             code_of = {t: i for i, t in enumerate(names)}
             codes = np.array([code_of[str(t)] if t else -1 for t in error_type], dtype=np.int8)
         missing = np.full(n, NOT_SCORED)
-        return cls(statistic, correct, chosen, np.arange(n) if gold is None else gold,
-                   missing if chosen_score is None else chosen_score, missing if gold_score is None else gold_score,
-                   codes, names)
+        gold = np.arange(n) if gold is None else gold
+        return cls(statistic, correct, chosen, gold, missing if chosen_score is None else chosen_score,
+                   missing if gold_score is None else gold_score, codes, gold if unit is None else unit, names)
 
     def __len__(self) -> int:
         return len(self.correct)

@@ -18,8 +18,8 @@ import numpy as np
 
 from ..errors import BadInputError
 from ..results import Outcomes, ResultRecord
-from ..scoring.significance import (AR_TRIALS, BOOTSTRAP_RESAMPLES, DEFAULT_SEED, PairedResult, Units, compare,
-                                    correct)
+from ..scoring.significance import AR_TRIALS, BOOTSTRAP_RESAMPLES, DEFAULT_SEED, PairedResult, compare, correct
+from ..tasks.intervals import outcome_units
 from ..tasks.registry import METRICS
 
 ENCODER_FIELDS = ("encoder", "encoder_revision", "encoder_fingerprint")
@@ -55,10 +55,6 @@ class Comparison:
         for row, d in zip(self.rows, out["rows"]):
             d["difference"] = row.result.difference
         return out
-
-
-def _units(o: Outcomes) -> Units:
-    return Units.of(o.statistic, o.correct, o.chosen, o.gold)
 
 
 def _encoder_label(r: ResultRecord) -> str:
@@ -128,8 +124,8 @@ def compare_records(baseline: Sequence[ResultRecord], system: Sequence[ResultRec
         a, b = outcomes(base_pairs[p]), outcomes(sys_pairs[p])
         if not (np.array_equal(a.gold, b.gold) and len(a) == len(b)):
             raise BadInputError(f"the outcomes of {'-'.join(p)} are not on the same sentences")
-        base_units.append(_units(a))
-        sys_units.append(_units(b))
+        base_units.append(outcome_units(a))
+        sys_units.append(outcome_units(b))
     kw = dict(level=level, n_resamples=n_resamples, n_trials=n_trials, seed=seed, bootstrap_method=bootstrap_method)
     per_pair = [compare([a], [b], **kw) for a, b in zip(base_units, sys_units)]
     adj_bs = correct([r.p_bootstrap for r in per_pair], correction)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
@@ -332,6 +332,7 @@ class CrossValidation:
     seed: int
     thresholds: tuple[float, ...]
     pooled: PRF
+    kept: np.ndarray | None = field(default=None, compare=False, repr=False)  # extracted by its fold's threshold
 
     @property
     def threshold_mean(self) -> float:
@@ -357,6 +358,7 @@ def cross_validate(cands: Candidates, is_gold: np.ndarray, gold_src: np.ndarray,
     cand_fold = fold_of[cands.src]
     gold_fold = fold_of[np.asarray(gold_src, dtype=np.int64)]
     thresholds, extracted, correct = [], 0, 0
+    kept = np.zeros(len(cands), dtype=bool)
     for f in range(folds):
         train, test = cand_fold != f, cand_fold == f
         tuned = tune_threshold(cands.score[train], is_gold[train], int((gold_fold != f).sum()))
@@ -364,8 +366,9 @@ def cross_validate(cands: Candidates, is_gold: np.ndarray, gold_src: np.ndarray,
         thresholds.append(tuned.threshold)
         extracted += res.n_extracted
         correct += res.n_correct
+        kept[test] = cands.score[test] >= tuned.threshold
     return CrossValidation(folds, seed, tuple(thresholds), PRF(float(np.mean(thresholds)), extracted, correct,
-                                                               len(gold_fold)))
+                                                               len(gold_fold)), kept)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -6,7 +6,8 @@ queries of the ``mean`` record move together), an MTEB source. A ratio metric (a
 accuracy) is carried by each unit's sufficient statistics -- (items wrong or right, items) -- and a
 resample's value is 100 * their sums' ratio, exactly as sacrebleu recomputes a corpus score from
 per-sentence statistics. MTEB's weighted F1 is recomputed from the resampled (gold, chosen) pairs
-(``weighted_f1``, equal to scikit-learn's ``f1_score(average="weighted")``). Several languages are
+(``weighted_f1``, equal to scikit-learn's ``f1_score(average="weighted")``); BUCC's F1 over pairs is
+a ratio too, resampled by source sentence at the record's threshold(s). Several languages are
 resampled each within itself (stratified) and combined as the task averages them: LASER's micro
 average for error rates, the mean over languages for accuracies (XTREME) and F1 (MTEB).
 
@@ -37,7 +38,7 @@ import numpy as np
 from ..errors import BadInputError
 
 # How the several languages of a comparison combine, per statistic (as each task averages them).
-OVERALL = {"error_rate": "micro", "accuracy": "macro", "weighted_f1": "macro"}
+OVERALL = {"error_rate": "micro", "accuracy": "macro", "weighted_f1": "macro", "pair_f1": "macro"}
 CORRECTIONS = ("holm", "bh")
 BOOTSTRAP_P = ("shift", "sacrebleu")
 DEFAULT_SEED = 12345  # sacrebleu's SACREBLEU_SEED default
@@ -74,7 +75,11 @@ class Units:
     chosen: np.ndarray | None = None
 
     @classmethod
-    def of(cls, statistic: str, correct: np.ndarray, chosen: np.ndarray, gold: np.ndarray) -> "Units":
+    def of(cls, statistic: str, correct: np.ndarray, chosen: np.ndarray, gold: np.ndarray,
+           unit: np.ndarray | None = None) -> "Units":
+        """Items (``correct``, ``chosen``, ``gold`` per item) grouped by ``unit`` (default: ``gold``).
+        ``pair_f1`` items are BUCC's extracted pairs (correct: gold) and its gold pairs left out:
+        F1 = 2 correct / (extracted + gold) = sum(2 c) / sum(1 + c)."""
         if statistic not in OVERALL:
             raise BadInputError(f"no resampling rule for the statistic {statistic!r}")
         correct, gold = np.asarray(correct, bool), np.asarray(gold, np.int64)
@@ -82,9 +87,12 @@ class Units:
             raise BadInputError("no items to resample")
         if statistic == "weighted_f1":
             return cls(statistic, gold=gold, chosen=np.asarray(chosen, np.int64))
-        _, unit = np.unique(gold, return_inverse=True)
-        counted = ~correct if statistic == "error_rate" else correct
-        return cls(statistic, np.bincount(unit, weights=counted.astype(float)), np.bincount(unit).astype(float))
+        _, group = np.unique(gold if unit is None else np.asarray(unit, np.int64), return_inverse=True)
+        if statistic == "pair_f1":
+            num, den = 2.0 * correct, 1.0 + correct
+        else:
+            num, den = (~correct if statistic == "error_rate" else correct).astype(float), np.ones(len(correct))
+        return cls(statistic, np.bincount(group, weights=num), np.bincount(group, weights=den))
 
     def __len__(self) -> int:
         return len(self.num) if self.num is not None else len(self.gold)

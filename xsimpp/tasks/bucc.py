@@ -26,7 +26,7 @@ from ..cache import EmbeddingCache
 from ..datasets.bucc import BuccSplit
 from ..encoders.base import Encoder
 from ..errors import BadInputError
-from ..results import ResultRecord
+from ..results import Outcomes, ResultRecord
 from ..engine import DEFAULT_MARGIN, MARGINS
 from ..scoring import EngineConfig
 from ..scoring.bucc import (DIGIT_RULES, PRF, Candidates, CrossValidation, apply_filters, cross_validate,
@@ -34,7 +34,7 @@ from ..scoring.bucc import (DIGIT_RULES, PRF, Candidates, CrossValidation, apply
                             tune_threshold, unique_texts)
 from ..scoring.bucc import one_to_one as greedy_one_to_one
 from ..textio import path
-from .base import (Embedder, MetricInfo, PairScores, Settings, Task, TaskReport, check_margin_k, embedder_for,
+from .base import (Embedder, IntervalSettings, MetricInfo, PairScores, Task, TaskReport, check_margin_k, embedder_for,
                    knob, pair_scores_for, sign)
 
 
@@ -49,7 +49,7 @@ _SIGNED_AS_RULE = "signed per record as its threshold rule (threshold=keep-fract
 
 
 @dataclass(frozen=True)
-class BuccSettings(Settings):
+class BuccSettings(IntervalSettings):
     """The protocol (``laser`` or ``keung``, see the module docstring), mining (margin, k; k is
     clipped to each side's size as LASER does), the greedy one-to-one selection, the filters
     (``digits``: None, "unicode" or "ascii"; True means "unicode", the rule of earlier versions),
@@ -101,6 +101,7 @@ class BuccSettings(Settings):
         return super().make(**given)
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         check_margin_k(self.margin, self.k)
         if self.protocol not in PROTOCOLS:
             raise BadInputError(f"BUCC protocol must be one of {', '.join(PROTOCOLS)}, not {self.protocol!r}")
@@ -254,19 +255,39 @@ def evaluate_bucc(
     k_used = a.cands.k_fwd if st.margin != "absolute" else 1
     report = BuccReport(apply.pair, encoder.id, apply.split, tune_name, method, optimistic, result, tuned, cvres,
                         mined, st, k_used)
-    report.records.append(_bucc_record(encoder, apply, result, st, rule, a, k_used, optimistic))
+    gold_src, gold_tgt = apply.gold_indices()
+    report.records.append(_bucc_record(encoder, apply, result, st, rule, a, k_used, optimistic,
+                                       bucc_outcomes(a, a.cands.score >= threshold, gold_src, gold_tgt)))
     if a.dropped:  # what the threshold kept before the filters removed pairs (Keung et al.'s order)
         report.records[0].extra["above_threshold_before_filters"] = int((a.unfiltered_score >= threshold).sum())
     if cvres is not None:
-        rec = _bucc_record(encoder, apply, cvres.pooled, st, f"cv{st.cv}-seed{st.seed}", a, k_used, False)
+        rec = _bucc_record(encoder, apply, cvres.pooled, st, f"cv{st.cv}-seed{st.seed}", a, k_used, False,
+                           bucc_outcomes(a, cvres.kept, gold_src, gold_tgt))
         rec.extra["fold_thresholds"] = [round(v, 6) for v in cvres.thresholds]
         report.records.append(rec)
     report.count_encoding(embed or pairs)
     return report
 
 
+def bucc_outcomes(mined: MinedSplit, kept: np.ndarray, gold_src: np.ndarray, gold_tgt: np.ndarray) -> Outcomes:
+    """BUCC's items: every extracted pair (correct when gold; its margin score) and every gold pair
+    left out (chosen -1), each in the unit of its source sentence, so a resample draws source
+    sentences with all their pairs at the record's threshold(s) (F1 = sum 2c / sum (1 + c))."""
+    c = mined.cands
+    hits = kept & mined.is_gold
+    found = set(zip(c.src[hits].tolist(), c.tgt[hits].tolist()))
+    missed = [(s, t) for s, t in zip(gold_src.tolist(), gold_tgt.tolist()) if (s, t) not in found]
+    m_src = np.array([s for s, _ in missed], dtype=np.int64)
+    m_tgt = np.array([t for _, t in missed], dtype=np.int64)
+    return Outcomes.build("pair_f1", np.concatenate([mined.is_gold[kept], np.zeros(len(missed), bool)]),
+                          np.concatenate([c.tgt[kept], np.full(len(missed), -1)]),
+                          np.concatenate([np.where(mined.is_gold[kept], c.tgt[kept], -1), m_tgt]),
+                          np.concatenate([c.score[kept], np.full(len(missed), np.nan)]), None, None,
+                          np.concatenate([c.src[kept], m_src]))
+
+
 def _bucc_record(encoder: Encoder, data: BuccSplit, prf: PRF, settings: BuccSettings, rule: str, mined: MinedSplit,
-                 k_used: int, optimistic: bool) -> ResultRecord:
+                 k_used: int, optimistic: bool, outcomes: Outcomes | None = None) -> ResultRecord:
     sig = sign(encoder, "bucc2018", data.split, data.checksum, "bucc_f1", settings, threshold=rule,
                subset=data.subset or "all")
     extra = {"precision": 100 * prf.precision, "recall": 100 * prf.recall, "threshold": prf.threshold,
@@ -276,7 +297,8 @@ def _bucc_record(encoder: Encoder, data: BuccSplit, prf: PRF, settings: BuccSett
     if optimistic:
         extra["optimistic"] = "threshold tuned on the gold of the split it is applied to"
     return ResultRecord("bucc_f1", 100 * prf.f1, prf.n_gold, data.src_lang, data.tgt_lang, sig,
-                        errors=prf.n_extracted - prf.n_correct + prf.n_gold - prf.n_correct, extra=extra)
+                        errors=prf.n_extracted - prf.n_correct + prf.n_gold - prf.n_correct, extra=extra,
+                        outcomes=outcomes)
 
 
 BUCC_DUMP_FIELDS = ("status", "src_id", "tgt_id", "score", "src", "tgt")

@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..results import ResultRecord
+from ..results import Outcomes, ResultRecord
 from ..scoring.significance import Units, confidence_interval, value
 
 
@@ -33,8 +33,12 @@ class Interval:
 
 
 def units_of(record: ResultRecord) -> Units:
-    o = record.outcomes
-    return Units.of(o.statistic, o.correct, o.chosen, o.gold)
+    return outcome_units(record.outcomes)
+
+
+def outcome_units(o: Outcomes) -> Units:
+    """The resampling units of a record's outcomes."""
+    return Units.of(o.statistic, o.correct, o.chosen, o.gold, o.unit)
 
 
 def _group_key(r: ResultRecord) -> tuple:
@@ -55,7 +59,7 @@ def add_intervals(records: Sequence[ResultRecord], level: float, resamples: int,
         r.signature = dataclasses.replace(r.signature, params={**r.signature.params, "ci": label})
         groups.setdefault(_group_key(r), []).append(r)
     for (metric, _, _, params), members in groups.items():
-        view = _view(members[0], json.loads(params))
+        view = _view(json.loads(params), [json.loads(k[3]) for k in groups if k[0] == metric])
         for r in members:
             rows.append(Interval(metric, view, f"{r.src_lang}-{r.tgt_lang}", r.value, r.extra["ci_low"],
                                  r.extra["ci_high"], r.n))
@@ -67,9 +71,11 @@ def add_intervals(records: Sequence[ResultRecord], level: float, resamples: int,
     return rows
 
 
-def _view(record: ResultRecord, params: dict) -> str:
-    """The one setting a task reports several views of (Tatoeba's text and index mode)."""
-    return f"mode={params['mode']}" if record.metric.startswith("tatoeba") and "mode" in params else ""
+def _view(params: dict, of_metric: list[dict]) -> str:
+    """What tells this group from the metric's other groups in one run (Tatoeba's text and index
+    mode, BUCC's threshold rules): the settings whose values differ among them."""
+    keys = sorted({k for p in of_metric for k in p if len({str(q.get(k)) for q in of_metric}) > 1})
+    return ", ".join(f"{k}={params.get(k)}" for k in keys)
 
 
 def render_intervals(rows: Sequence[Interval], level: float, resamples: int, seed: int) -> str:
