@@ -132,3 +132,14 @@ def test_cli_refuses_results_on_other_data(two_encoders, capsys):
     path.write_text(json.dumps(d))
     code, out, err = cli(capsys, "compare", "--baseline", "chargram", "--system", "short-grams")
     assert code == 2 and "differ in data_checksum" in err and not out
+
+
+def test_bucc_results_are_not_paired(isolated_home):
+    from test_bucc import TableEncoder, _split
+    from xsimpp.tasks.bucc import evaluate_bucc
+
+    table: dict = {}
+    data = _split("c", 10, 10, 1, table)
+    a = evaluate_bucc(TableEncoder(table), data, data).records
+    with pytest.raises(BadInputError, match="does not pair BUCC results"):
+        xsimpp.compare(a, a)

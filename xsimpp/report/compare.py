@@ -117,6 +117,9 @@ def compare_records(baseline: Sequence[ResultRecord], system: Sequence[ResultRec
             raise BadInputError("the baseline's results mix metrics, datasets or settings; select one of each")
         check_comparable(r, sys_pairs[p])
     metric = first.metric
+    if first.outcomes_digest is not None and metric == "bucc_f1":
+        raise BadInputError("compare does not pair BUCC results yet: two encoders extract different pairs, so their "
+                            "outcomes share no items to pair (their --ci intervals still apply)")
     info = METRICS.get(metric)
     lower = info.lower_is_better if info is not None else False
     base_units, sys_units = [], []
