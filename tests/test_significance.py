@@ -87,7 +87,7 @@ def test_interval_covers_the_true_rate_as_often_as_it_says():
 def test_paired_tests_hold_their_size_and_find_a_difference():
     """300 repetitions here (2 000 in benchmarks/significance_calibration.py): at alpha = 0.05 the
     shift bootstrap and the randomisation test reject equal systems in about 5 % of them (at most
-    8 %: the binomial spread), sacrebleu's bootstrap statistic in about 11 % (why it is not the
+    8 %: the binomial spread), sacrebleu's bootstrap statistic in about 10 % (why it is not the
     default)."""
     rng = np.random.default_rng(1)
     n, reps = 400, 300
