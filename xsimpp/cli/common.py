@@ -15,6 +15,9 @@ def add_engine_options(p: argparse.ArgumentParser, blocks: bool = True) -> None:
     g.add_argument("--gemm", choices=("numpy", "torch"), default="numpy",
                    help="who computes the candidate similarities: numpy's BLAS (default) or torch")
     g.add_argument("--gemm-device", help="torch device for the candidate GEMM, e.g. cuda (implies --gemm torch)")
+    g.add_argument("--selection", choices=("auto", "cpu", "device"), default="auto",
+                   help="where candidates are chosen: on the torch device (only candidates come back; auto: when "
+                        "--gemm-device is not the CPU) or on the CPU")
     if blocks:
         g.add_argument("--block-memory", default="256MB", help="bound on one similarity block (default 256MB)")
 
@@ -26,7 +29,8 @@ def engine_config(args):
     device = getattr(args, "gemm_device", None)
     return EngineConfig(block_bytes=parse_memory(getattr(args, "block_memory", "256MB")),
                         threads=getattr(args, "threads", None),
-                        gemm="torch" if device else getattr(args, "gemm", "numpy"), device=device or "cpu")
+                        gemm="torch" if device else getattr(args, "gemm", "numpy"), device=device or "cpu",
+                        selection=getattr(args, "selection", "auto"))
 
 
 def add_data_dir_option(p: argparse.ArgumentParser) -> None:

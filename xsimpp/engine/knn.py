@@ -22,6 +22,7 @@ from .exact import gemm_error, max_norm, normalize
 MARGINS = ("ratio", "distance", "absolute")
 DEFAULT_MARGIN = "ratio"  # LASER's xsim.py and mine_bitexts.py; every default margin reads it
 GEMMS = ("numpy", "torch")
+SELECTIONS = ("auto", "cpu", "device")
 BWD_SCOPES = ("all", "forward")
 
 # Default budget for one GEMM block, in bytes. 256 MiB holds the xsim++ shape (1012 x 45k) in one
@@ -43,13 +44,16 @@ class EngineConfig:
 
     ``block_bytes`` bounds one GEMM block; ``threads`` splits the selection (default: every CPU this
     process may use); ``gemm`` picks who proposes candidates: numpy's BLAS, or torch on ``device``
-    (e.g. ``cuda``; float32 without TF32, so the error bound holds).
+    (e.g. ``cuda``; float32 without TF32, so the error bound holds); ``selection`` where candidates
+    are chosen: on the CPU by the compiled kernels, or on the torch device (``engine.device``: only
+    candidates leave it); ``auto`` selects on the device when the GEMM runs on one that is not the CPU.
     """
 
     block_bytes: int = DEFAULT_BLOCK_BYTES
     threads: int | None = None
     gemm: str = "numpy"
     device: str = "cpu"
+    selection: str = "auto"
 
     def __post_init__(self) -> None:
         if not isinstance(self.block_bytes, (int, np.integer)) or self.block_bytes < 1:
@@ -60,6 +64,14 @@ class EngineConfig:
             raise BadInputError(f"gemm must be one of {', '.join(GEMMS)}, got '{self.gemm}'")
         if self.gemm == "numpy" and self.device != "cpu":
             raise BadInputError(f"device '{self.device}' needs gemm='torch' (numpy's BLAS runs on the CPU)")
+        if self.selection not in SELECTIONS:
+            raise BadInputError(f"selection must be one of {', '.join(SELECTIONS)}, got '{self.selection}'")
+        if self.selection == "device" and self.gemm != "torch":
+            raise BadInputError("selection on the device needs gemm='torch' (the block must be a torch tensor)")
+
+    def selects_on_device(self) -> bool:
+        return self.selection == "device" or (self.selection == "auto" and self.gemm == "torch"
+                                              and str(self.device) != "cpu")
 
     def n_threads(self) -> int:
         from .kernels import default_threads
@@ -212,6 +224,15 @@ def topk_both(
     beta = 2 * bound  # a top-k pair's GEMM value is within 2 bounds of the line's k-th GEMM value
     threads = cfg.n_threads()
     rows = block_rows_for(n_y, cfg.block_bytes)
+    if sim is None and cfg.selects_on_device():
+        from .device import device_topk_both
+
+        device = CandidateGemm(cfg).device  # the same checks of torch's float32 products
+        fwd_sim, fwd_idx, col_sim, col_idx = device_topk_both(x, y, k_fwd, k_bwd, bound, rows, device)
+        if k_bwd is None or bwd_scope == "all":
+            return TopK(fwd_sim, fwd_idx, col_sim, col_idx)
+        cols = np.unique(fwd_idx)
+        return TopK(fwd_sim, fwd_idx, col_sim[cols], col_idx[cols], cols)
 
     if k_bwd is not None and bwd_scope == "all":
         col_sim = np.full((n_y, k_bwd), -np.inf)

@@ -1,0 +1,109 @@
+"""Exact top-k both ways with the candidate GEMM on a torch device: selection on the CPU (the block
+copied back whole) against selection on the device (only candidates copied back), and the numpy
+CPU engine, on one machine in one run; outputs asserted identical. Also the CPU engine's share of
+the same machine's sustained sgemm rate (issue 39's roofline fraction), with the CPU model and ISA.
+
+    python benchmarks/bench_device_selection.py [--device cuda] [--shape 4096x65536] [--dim 384]
+        [--repeats 3] [--out results.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import time
+
+import numpy as np
+
+from xsimpp.engine import EngineConfig, normalize, topk_both
+from xsimpp.engine.knn import block_rows_for
+
+
+def cpu_info() -> dict:
+    model, flags = platform.processor() or platform.machine(), set()
+    try:
+        for line in open("/proc/cpuinfo", encoding="utf-8"):
+            if line.startswith("model name") and model in ("", "x86_64"):
+                model = line.split(":", 1)[1].strip()
+            elif line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "other"
+    return {"cpu": model, "isa": isa, "cores": os.cpu_count(), "load": round(os.getloadavg()[0], 2)}
+
+
+def best(fn, repeats: int, sync=None) -> tuple[float, object]:
+    out, times = None, []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        if sync:
+            sync()
+        times.append(time.perf_counter() - t)
+    return min(times), out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--shape", action="append", default=None, help="rows x cols (repeatable; default 1012x45000 "
+                                                                     "and 4096x65536)")
+    ap.add_argument("--dim", type=int, default=384)
+    ap.add_argument("--k", type=int, default=4)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    import torch
+
+    info = {**cpu_info(), "torch": torch.__version__, "device": args.device,
+            "gpu": torch.cuda.get_device_name(0) if args.device.startswith("cuda") else None, "runs": []}
+    sync = torch.cuda.synchronize if args.device.startswith("cuda") else None
+    print(json.dumps({k: v for k, v in info.items() if k != "runs"}))
+    for shape in args.shape or ["1012x45000", "4096x65536"]:
+        rows, cols = map(int, shape.split("x"))
+        rng = np.random.default_rng(1)
+        x = normalize(rng.standard_normal((rows, args.dim), dtype=np.float32))
+        y = normalize(rng.standard_normal((cols, args.dim), dtype=np.float32))
+        flops = 2.0 * rows * cols * args.dim
+        blk = block_rows_for(cols)
+        buf = np.empty((min(blk, rows), cols), np.float32)
+
+        def sgemm():
+            for a in range(0, rows, blk):
+                np.matmul(x[a:a + blk], y.T, out=buf[: len(x[a:a + blk])])
+
+        configs = {"numpy gemm, cpu selection": EngineConfig(),
+                   f"torch {args.device} gemm, cpu selection": EngineConfig(gemm="torch", device=args.device,
+                                                                            selection="cpu"),
+                   f"torch {args.device} gemm, device selection": EngineConfig(gemm="torch", device=args.device,
+                                                                               selection="device")}
+        run = {"shape": f"{rows}x{cols}x{args.dim}", "k": args.k, "gflop_per_pass": round(flops / 1e9, 1)}
+        t_sgemm, _ = best(sgemm, args.repeats)
+        run["cpu sgemm alone s"] = round(t_sgemm, 4)
+        results = {}
+        for name, cfg in configs.items():
+            topk_both(x[:8], y, k_fwd=args.k, k_bwd=args.k, unit=True, config=cfg)  # warm: compile, device init
+            t, res = best(lambda cfg=cfg: topk_both(x, y, k_fwd=args.k, k_bwd=args.k, unit=True, config=cfg),
+                          args.repeats, sync)
+            results[name] = res
+            run[f"{name} s"] = round(t, 4)
+        ref = results["numpy gemm, cpu selection"]
+        run["identical"] = all(np.array_equal(getattr(ref, f), getattr(r, f))
+                               for r in results.values() for f in ("fwd_sim", "fwd_idx", "bwd_sim", "bwd_idx"))
+        run["cpu engine share of cpu sgemm"] = round(t_sgemm / run["numpy gemm, cpu selection s"], 3)
+        dev_cpu = run[f"torch {args.device} gemm, cpu selection s"]
+        dev_dev = run[f"torch {args.device} gemm, device selection s"]
+        run["device selection speed-up over cpu selection"] = round(dev_cpu / dev_dev, 2)
+        run["device selection speed-up over numpy engine"] = round(run["numpy gemm, cpu selection s"] / dev_dev, 2)
+        print(json.dumps(run))
+        info["runs"].append(run)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump(info, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()

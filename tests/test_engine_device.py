@@ -1,0 +1,78 @@
+"""Selection on the GEMM's device (``engine.device``) equals the CPU kernels and the contract's
+reference, tie for tie: on torch's CPU device everywhere, and on CUDA where a GPU is present (the
+device string is the only difference). Needs no conftest fixture, so it also runs alone
+(``pytest --noconftest``) on a machine with a GPU and no data."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from xsimpp.engine import EngineConfig, margin_knn, normalize, topk_both
+from xsimpp.engine.exact import reference_topk
+
+torch = pytest.importorskip("torch")
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+FIELDS = ("fwd_sim", "fwd_idx", "bwd_sim", "bwd_idx", "bwd_cols")
+
+
+def data(seed=0, n_x=300, n_y=450, d=32):
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((n_x, d)).astype(np.float32)
+    y = rng.standard_normal((n_y, d)).astype(np.float32)
+    y[50:60] = y[4]  # exact ties among targets and among sources
+    x[9] = x[10]
+    y[100] = x[3]  # a target equal to a source: similarity 1
+    return normalize(x), normalize(y)
+
+
+def same(a, b):
+    for f in FIELDS:
+        va, vb = getattr(a, f), getattr(b, f)
+        assert (va is None) == (vb is None), f
+        if va is not None:
+            assert np.array_equal(va, vb), f
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("rows", [None, 64, 7, 2])  # one block; several; blocks with fewer rows than k
+@pytest.mark.parametrize("k_fwd, k_bwd", [(4, 4), (1, 1), (10, 3), (4, None), (2, 5)])
+def test_equals_the_cpu_kernels_and_the_reference(device, rows, k_fwd, k_bwd):
+    x, y = data()
+    block = (rows or 65536) * len(y) * 4
+    cpu = topk_both(x, y, k_fwd=k_fwd, k_bwd=k_bwd, unit=True, config=EngineConfig(block_bytes=block))
+    dev = topk_both(x, y, k_fwd=k_fwd, k_bwd=k_bwd, unit=True,
+                    config=EngineConfig(block_bytes=block, gemm="torch", device=device, selection="device"))
+    same(cpu, dev)
+    fs, fi, bs, bi = reference_topk(x, y, k_fwd, k_bwd)
+    assert np.array_equal(dev.fwd_sim, fs) and np.array_equal(dev.fwd_idx, fi)
+    if k_bwd:
+        assert np.array_equal(dev.bwd_sim, bs) and np.array_equal(dev.bwd_idx, bi)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("margin", ["ratio", "distance", "absolute"])
+def test_margins_and_forward_scope_equal(device, margin):
+    x, y = data(1, 200, 900)
+    cfg = EngineConfig(block_bytes=50 * 900 * 4, gemm="torch", device=device, selection="device")
+    for backward in (False, True):
+        a = margin_knn(x, y, margin=margin, k=4, backward=backward, unit=True)
+        b = margin_knn(x, y, margin=margin, k=4, backward=backward, unit=True, config=cfg)
+        for f in ("fwd_idx", "fwd_score", "bwd_idx", "bwd_score", "avg_x"):
+            va, vb = getattr(a, f), getattr(b, f)
+            assert (va is None and vb is None) or np.array_equal(va, vb), f
+        assert (a.avg_y is None and b.avg_y is None) or np.array_equal(a.avg_y, b.avg_y, equal_nan=True)
+
+
+def test_auto_selects_on_the_device_only_off_the_cpu():
+    assert not EngineConfig().selects_on_device()
+    assert not EngineConfig(gemm="torch").selects_on_device()
+    assert EngineConfig(gemm="torch", device="cuda").selects_on_device()
+    assert not EngineConfig(gemm="torch", device="cuda", selection="cpu").selects_on_device()
+    from xsimpp.errors import BadInputError
+
+    with pytest.raises(BadInputError, match="needs gemm='torch'"):
+        EngineConfig(selection="device")
+    with pytest.raises(BadInputError, match="selection must be one of"):
+        EngineConfig(selection="gpu")

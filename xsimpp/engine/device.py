@@ -1,0 +1,81 @@
+"""Candidate selection on the GEMM's device (``EngineConfig(gemm="torch", device="cuda")``): the
+block stays where torch computed it, only candidate pairs come back for exact rescoring.
+
+The CPU path copies every float32 block to the host and selects there (numba kernels); at a GPU's
+GEMM rate that copy and that selection are the bottleneck. Here, per block of rows:
+
+- forward: ``torch.topk`` gives each row's k-th largest GEMM value t; every pair of the row with
+  a GEMM value >= t - beta is a candidate (beta = 2 bounds, ``engine.exact`` point 3);
+- backward: each column's k-th largest GEMM value within the block, t_c (all of the column's
+  entries when the block has fewer rows than k), gives the candidates >= t_c - beta; the column's
+  exact k-th so far, minus one bound, is a floor below which no entry of a later block can enter;
+- the candidates' (row, column) indices are copied back, their exact similarities computed
+  (``exact.pair_similarity``) and the exact top-k taken in the contract's total order (similarity
+  desc, index asc), merged with what earlier blocks found.
+
+The candidate sets are supersets of the exact top-k by the same argument as the CPU kernels', so
+the answers equal the CPU path's by construction: ``tests/test_engine_device.py`` checks it
+through this very code on torch's CPU device (the device string is the only difference) and, where
+one is lent, on a GPU.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .exact import pair_similarity
+
+
+def _first_k(group: np.ndarray, sim: np.ndarray, idx: np.ndarray, n_groups: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The first ``k`` of each group in the order (similarity desc, index asc); (-inf, -1) pads a
+    group with fewer entries."""
+    order = np.lexsort((idx, -sim, group))
+    group, sim, idx = group[order], sim[order], idx[order]
+    start = np.searchsorted(group, np.arange(n_groups))
+    rank = np.arange(len(group)) - start[group]
+    keep = rank < k
+    out_sim = np.full((n_groups, k), -np.inf)
+    out_idx = np.full((n_groups, k), -1, np.int64)
+    out_sim[group[keep], rank[keep]] = sim[keep]
+    out_idx[group[keep], rank[keep]] = idx[keep]
+    return out_sim, out_idx
+
+
+def device_topk_both(x: np.ndarray, y: np.ndarray, k_fwd: int, k_bwd: int | None, bound: float, rows: int,
+                     device: str):
+    """(fwd_sim, fwd_idx, bwd_sim, bwd_idx) of unit rows ``x`` over ``y``, exact, selected on
+    ``device`` block by block (``rows`` rows of x per block); ``k_bwd=None`` skips the backward top-k."""
+    import torch
+
+    beta = 2 * bound
+    dev = torch.device(device)
+    n_x, n_y = len(x), len(y)
+    y_dev = torch.from_numpy(y).to(dev)
+    fwd_sim = np.empty((n_x, k_fwd))
+    fwd_idx = np.empty((n_x, k_fwd), np.int64)
+    col_sim = col_idx = None
+    if k_bwd is not None:
+        col_sim = np.full((n_y, k_bwd), -np.inf)
+        col_idx = np.full((n_y, k_bwd), -1, np.int64)
+    for a in range(0, n_x, rows):
+        b = min(n_x, a + rows)
+        block = torch.from_numpy(x[a:b]).to(dev) @ y_dev.T
+        t = torch.topk(block, k_fwd, dim=1).values[:, -1]
+        r, c = (block >= (t - beta)[:, None]).nonzero(as_tuple=True)
+        r, c = r.cpu().numpy(), c.cpu().numpy()
+        sim = pair_similarity(x, y, a + r, c)
+        fwd_sim[a:b], fwd_idx[a:b] = _first_k(r, sim, c, b - a, k_fwd)
+        if k_bwd is None:
+            continue
+        kb = min(k_bwd, b - a)
+        t_col = torch.topk(block, kb, dim=0).values[-1, :]
+        # an entry below the column's exact k-th so far (minus the GEMM's error) cannot enter it
+        floor = torch.from_numpy((col_sim[:, -1] - bound).astype(np.float32)).to(dev)
+        cr, cc = (block >= torch.maximum(t_col - beta, floor)[None, :]).nonzero(as_tuple=True)
+        cr, cc = cr.cpu().numpy(), cc.cpu().numpy()
+        csim = pair_similarity(x, y, a + cr, cc)
+        held = col_idx >= 0
+        cols = np.concatenate([np.nonzero(held)[0], cc])
+        col_sim, col_idx = _first_k(cols, np.concatenate([col_sim[held], csim]),
+                                    np.concatenate([col_idx[held], a + cr]), n_y, k_bwd)
+    return fwd_sim, fwd_idx, col_sim, col_idx
