@@ -76,3 +76,13 @@ def test_auto_selects_on_the_device_only_off_the_cpu():
         EngineConfig(selection="device")
     with pytest.raises(BadInputError, match="selection must be one of"):
         EngineConfig(selection="gpu")
+
+
+def test_compiled_pair_similarities_equal_the_contract():
+    from xsimpp.engine.exact import pair_similarity
+    from xsimpp.engine.kernels import pair_similarities
+
+    x, y = data(2, 50, 120, d=37)  # a dimension that is not a multiple of the 8 lanes
+    rng = np.random.default_rng(0)
+    rows, cols = rng.integers(0, 50, 20000), rng.integers(0, 120, 20000)
+    assert np.array_equal(pair_similarities(x, y, rows, cols, threads=2), pair_similarity(x, y, rows, cols))

@@ -10,7 +10,7 @@ GEMM rate that copy and that selection are the bottleneck. Here, per block of ro
   entries when the block has fewer rows than k), gives the candidates >= t_c - beta; the column's
   exact k-th so far, minus one bound, is a floor below which no entry of a later block can enter;
 - the candidates' (row, column) indices are copied back, their exact similarities computed
-  (``exact.pair_similarity``) and the exact top-k taken in the contract's total order (similarity
+  (``kernels.pair_similarities``) and the exact top-k taken in the contract's total order (similarity
   desc, index asc), merged with what earlier blocks found.
 
 The candidate sets are supersets of the exact top-k by the same argument as the CPU kernels', so
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .exact import pair_similarity
+from .kernels import pair_similarities
 
 
 def _first_k(group: np.ndarray, sim: np.ndarray, idx: np.ndarray, n_groups: int, k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -42,7 +42,7 @@ def _first_k(group: np.ndarray, sim: np.ndarray, idx: np.ndarray, n_groups: int,
 
 
 def device_topk_both(x: np.ndarray, y: np.ndarray, k_fwd: int, k_bwd: int | None, bound: float, rows: int,
-                     device: str):
+                     device: str, threads: int | None = None):
     """(fwd_sim, fwd_idx, bwd_sim, bwd_idx) of unit rows ``x`` over ``y``, exact, selected on
     ``device`` block by block (``rows`` rows of x per block); ``k_bwd=None`` skips the backward top-k."""
     import torch
@@ -63,7 +63,7 @@ def device_topk_both(x: np.ndarray, y: np.ndarray, k_fwd: int, k_bwd: int | None
         t = torch.topk(block, k_fwd, dim=1).values[:, -1]
         r, c = (block >= (t - beta)[:, None]).nonzero(as_tuple=True)
         r, c = r.cpu().numpy(), c.cpu().numpy()
-        sim = pair_similarity(x, y, a + r, c)
+        sim = pair_similarities(x, y, a + r, c, threads)
         fwd_sim[a:b], fwd_idx[a:b] = _first_k(r, sim, c, b - a, k_fwd)
         if k_bwd is None:
             continue
@@ -73,7 +73,7 @@ def device_topk_both(x: np.ndarray, y: np.ndarray, k_fwd: int, k_bwd: int | None
         floor = torch.from_numpy((col_sim[:, -1] - bound).astype(np.float32)).to(dev)
         cr, cc = (block >= torch.maximum(t_col - beta, floor)[None, :]).nonzero(as_tuple=True)
         cr, cc = cr.cpu().numpy(), cc.cpu().numpy()
-        csim = pair_similarity(x, y, a + cr, cc)
+        csim = pair_similarities(x, y, a + cr, cc, threads)
         held = col_idx >= 0
         cols = np.concatenate([np.nonzero(held)[0], cc])
         col_sim, col_idx = _first_k(cols, np.concatenate([col_sim[held], csim]),

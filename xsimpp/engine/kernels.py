@@ -337,6 +337,12 @@ def _matrix(x, y, r0, r1, out):  # pragma: no cover - compiled
             out[r, c] = _lane_dot(x[r], y[c])
 
 
+@numba.njit(cache=True, nogil=True, boundscheck=False)
+def _pair_sims(x, y, rows, cols, lo, hi, out):  # pragma: no cover - compiled
+    for n in range(lo, hi):
+        out[n] = _lane_dot(x[rows[n]], y[cols[n]])
+
+
 def _run(kernel, arg_lists: list[tuple]) -> None:
     if len(arg_lists) == 1:
         kernel(*arg_lists[0])
@@ -402,6 +408,17 @@ def gather_columns(block: np.ndarray, cols: np.ndarray, threads: int = 1) -> np.
     nt = max(1, min(threads, out.size // MIN_VALUES_PER_THREAD))
     bounds = np.linspace(0, block.shape[0], nt + 1).astype(np.int64)
     _run(_gather, [(block, cols, int(bounds[t]), int(bounds[t + 1]), out) for t in range(nt)])
+    return out
+
+
+def pair_similarities(x: np.ndarray, y: np.ndarray, rows: np.ndarray, cols: np.ndarray,
+                      threads: int | None = None) -> np.ndarray:
+    """Exact similarity of the pairs (x[rows[n]], y[cols[n]]) (``exact.pair_similarity``, compiled)."""
+    rows, cols = np.ascontiguousarray(rows, np.int64), np.ascontiguousarray(cols, np.int64)
+    out = np.empty(len(rows))
+    nt = max(1, min(threads or default_threads(), len(rows) // 4096))
+    bounds = np.linspace(0, len(rows), nt + 1).astype(np.int64)
+    _run(_pair_sims, [(x, y, rows, cols, int(bounds[t]), int(bounds[t + 1]), out) for t in range(nt)])
     return out
 
 
