@@ -55,6 +55,7 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--out")
+    ap.add_argument("--profile", help="write a cProfile summary of the device-selection path's last shape here")
     args = ap.parse_args()
     import torch
 
@@ -100,6 +101,18 @@ def main() -> None:
         run["device selection speed-up over numpy engine"] = round(run["numpy gemm, cpu selection s"] / dev_dev, 2)
         print(json.dumps(run))
         info["runs"].append(run)
+        if args.profile:
+            import cProfile
+            import io
+            import pstats
+
+            cfg = configs[f"torch {args.device} gemm, device selection"]
+            prof = cProfile.Profile()
+            prof.runcall(topk_both, x, y, k_fwd=args.k, k_bwd=args.k, unit=True, config=cfg)
+            text = io.StringIO()
+            pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(15)
+            with open(args.profile, "a", encoding="utf-8") as f:
+                f.write(f"== {run['shape']}\n{text.getvalue()}\n")
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             json.dump(info, f, indent=1)

@@ -86,3 +86,23 @@ def test_compiled_pair_similarities_equal_the_contract():
     rng = np.random.default_rng(0)
     rows, cols = rng.integers(0, 50, 20000), rng.integers(0, 120, 20000)
     assert np.array_equal(pair_similarities(x, y, rows, cols, threads=2), pair_similarity(x, y, rows, cols))
+
+
+def test_the_scaling_page_quotes_the_committed_gpu_run():
+    """docs/scaling.md's GPU table and ratios are benchmarks/results/device_selection_h200.json's."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    page = (root / "docs" / "scaling.md").read_text(encoding="utf-8")
+    run = json.loads((root / "benchmarks" / "results" / "device_selection_h200.json").read_text(encoding="utf-8"))
+    rows = {r["shape"]: r for r in run["runs"]}
+    for shape, label in (("1012x45000x384", "1012 x 45000 (xsim++)"), ("4096x65536x384", "4096 x 65536")):
+        r = rows[shape]
+        assert r["identical"]
+        assert (f"| {label} | {r['numpy gemm, cpu selection s']:.3f} s | {r['torch cuda gemm, cpu selection s']:.3f} s "
+                f"| {r['torch cuda gemm, device selection s']:.3f} s |") in page
+    a, b = rows["1012x45000x384"], rows["4096x65536x384"]
+    assert f"{a['device selection speed-up over cpu selection']}x and {b['device selection speed-up over cpu selection']}x" in page
+    assert f"at {100 * a['cpu engine share of cpu sgemm']:.0f} %\nand {100 * b['cpu engine share of cpu sgemm']:.0f} %" in page
+    assert f"load {run['load']}" in page and run["gpu"] == "NVIDIA H200" and run["isa"] == "AVX-512"

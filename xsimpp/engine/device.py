@@ -74,8 +74,11 @@ def device_topk_both(x: np.ndarray, y: np.ndarray, k_fwd: int, k_bwd: int | None
         cr, cc = (block >= torch.maximum(t_col - beta, floor)[None, :]).nonzero(as_tuple=True)
         cr, cc = cr.cpu().numpy(), cc.cpu().numpy()
         csim = pair_similarities(x, y, a + cr, cc, threads)
-        held = col_idx >= 0
-        cols = np.concatenate([np.nonzero(held)[0], cc])
-        col_sim, col_idx = _first_k(cols, np.concatenate([col_sim[held], csim]),
-                                    np.concatenate([col_idx[held], a + cr]), n_y, k_bwd)
+        # merge only the columns that got candidates (after the first block, few do)
+        touched = np.unique(cc)
+        held_sim, held_idx = col_sim[touched], col_idx[touched]
+        held = held_idx >= 0
+        group = np.concatenate([np.nonzero(held)[0], np.searchsorted(touched, cc)])
+        col_sim[touched], col_idx[touched] = _first_k(group, np.concatenate([held_sim[held], csim]),
+                                                      np.concatenate([held_idx[held], a + cr]), len(touched), k_bwd)
     return fwd_sim, fwd_idx, col_sim, col_idx
