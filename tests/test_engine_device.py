@@ -104,5 +104,8 @@ def test_the_scaling_page_quotes_the_committed_gpu_run():
                 f"| {r['torch cuda gemm, device selection s']:.3f} s |") in page
     a, b = rows["1012x45000x384"], rows["4096x65536x384"]
     assert f"{a['device selection speed-up over cpu selection']}x and {b['device selection speed-up over cpu selection']}x" in page
-    assert f"at {100 * a['cpu engine share of cpu sgemm']:.0f} %\nand {100 * b['cpu engine share of cpu sgemm']:.0f} %" in page
+    assert (f"{a['device selection speed-up over numpy engine']}x and {b['device selection speed-up over numpy engine']}x "
+            "faster than the 16-core CPU engine") in page
+    assert (f"at {100 * a['cpu engine share of cpu sgemm']:.0f} % and {100 * b['cpu engine share of cpu sgemm']:.0f} % "
+            "of the machine's") in page
     assert f"load {run['load']}" in page and run["gpu"] == "NVIDIA H200" and run["isa"] == "AVX-512"

@@ -9,9 +9,10 @@ GEMM rate that copy and that selection are the bottleneck. Here, per block of ro
 - backward: each column's k-th largest GEMM value within the block, t_c (all of the column's
   entries when the block has fewer rows than k), gives the candidates >= t_c - beta; the column's
   exact k-th so far, minus one bound, is a floor below which no entry of a later block can enter;
-- the candidates' (row, column) indices are copied back, their exact similarities computed
-  (``kernels.pair_similarities``) and the exact top-k taken in the contract's total order (similarity
-  desc, index asc), merged with what earlier blocks found.
+- the candidates' (row, column) indices are copied back and their exact similarities computed
+  (``kernels.pair_similarities``); the rows' exact top-k is taken on the host, the columns' on the
+  device (the merge with what earlier blocks found is a sort of every candidate), both in the
+  contract's total order (similarity desc, index asc): three stable sorts give it on the device.
 
 The candidate sets are supersets of the exact top-k by the same argument as the CPU kernels', so
 the answers equal the CPU path's by construction: ``tests/test_engine_device.py`` checks it
@@ -41,6 +42,22 @@ def _first_k(group: np.ndarray, sim: np.ndarray, idx: np.ndarray, n_groups: int,
     return out_sim, out_idx
 
 
+def _first_k_on(torch, group, sim, idx, n_groups: int, k: int):
+    """``_first_k`` on torch tensors (the device's): three stable sorts make the same lexicographic
+    order (group asc, similarity desc, index asc); the result is (n_groups, k) tensors."""
+    for which, descending in ((2, False), (1, True), (0, False)):  # least significant key first
+        order = torch.sort((group, sim, idx)[which], stable=True, descending=descending).indices
+        group, sim, idx = group[order], sim[order], idx[order]
+    start = torch.searchsorted(group, torch.arange(n_groups, device=group.device))
+    rank = torch.arange(len(group), device=group.device) - start[group]
+    keep = rank < k
+    out_sim = torch.full((n_groups, k), -float("inf"), dtype=torch.float64, device=group.device)
+    out_idx = torch.full((n_groups, k), -1, dtype=torch.int64, device=group.device)
+    out_sim[group[keep], rank[keep]] = sim[keep]
+    out_idx[group[keep], rank[keep]] = idx[keep]
+    return out_sim, out_idx
+
+
 def device_topk_both(x: np.ndarray, y: np.ndarray, k_fwd: int, k_bwd: int | None, bound: float, rows: int,
                      device: str, threads: int | None = None):
     """(fwd_sim, fwd_idx, bwd_sim, bwd_idx) of unit rows ``x`` over ``y``, exact, selected on
@@ -53,10 +70,10 @@ def device_topk_both(x: np.ndarray, y: np.ndarray, k_fwd: int, k_bwd: int | None
     y_dev = torch.from_numpy(y).to(dev)
     fwd_sim = np.empty((n_x, k_fwd))
     fwd_idx = np.empty((n_x, k_fwd), np.int64)
-    col_sim = col_idx = None
+    col_sim = col_idx = None  # the columns' exact top-k so far, kept on the device
     if k_bwd is not None:
-        col_sim = np.full((n_y, k_bwd), -np.inf)
-        col_idx = np.full((n_y, k_bwd), -1, np.int64)
+        col_sim = torch.full((n_y, k_bwd), -float("inf"), dtype=torch.float64, device=dev)
+        col_idx = torch.full((n_y, k_bwd), -1, dtype=torch.int64, device=dev)
     for a in range(0, n_x, rows):
         b = min(n_x, a + rows)
         block = torch.from_numpy(x[a:b]).to(dev) @ y_dev.T
@@ -70,15 +87,16 @@ def device_topk_both(x: np.ndarray, y: np.ndarray, k_fwd: int, k_bwd: int | None
         kb = min(k_bwd, b - a)
         t_col = torch.topk(block, kb, dim=0).values[-1, :]
         # an entry below the column's exact k-th so far (minus the GEMM's error) cannot enter it
-        floor = torch.from_numpy((col_sim[:, -1] - bound).astype(np.float32)).to(dev)
+        floor = (col_sim[:, -1] - bound).to(torch.float32)
         cr, cc = (block >= torch.maximum(t_col - beta, floor)[None, :]).nonzero(as_tuple=True)
-        cr, cc = cr.cpu().numpy(), cc.cpu().numpy()
-        csim = pair_similarities(x, y, a + cr, cc, threads)
-        # merge only the columns that got candidates (after the first block, few do)
-        touched = np.unique(cc)
+        csim = torch.from_numpy(pair_similarities(x, y, a + cr.cpu().numpy(), cc.cpu().numpy(), threads)).to(dev)
+        # merge on the device, only the columns that got candidates (after the first block, fewer)
+        touched = torch.unique(cc)
         held_sim, held_idx = col_sim[touched], col_idx[touched]
         held = held_idx >= 0
-        group = np.concatenate([np.nonzero(held)[0], np.searchsorted(touched, cc)])
-        col_sim[touched], col_idx[touched] = _first_k(group, np.concatenate([held_sim[held], csim]),
-                                                      np.concatenate([held_idx[held], a + cr]), len(touched), k_bwd)
+        group = torch.cat([held.nonzero(as_tuple=True)[0], torch.searchsorted(touched, cc)])
+        col_sim[touched], col_idx[touched] = _first_k_on(torch, group, torch.cat([held_sim[held], csim]),
+                                                         torch.cat([held_idx[held], a + cr]), len(touched), k_bwd)
+    if k_bwd is not None:
+        col_sim, col_idx = col_sim.cpu().numpy(), col_idx.cpu().numpy()
     return fwd_sim, fwd_idx, col_sim, col_idx
