@@ -6,7 +6,7 @@ import json
 
 from ..errors import BadInputError
 from ..textio import path, seed
-from .leaderboard import FILTERS, parse_settings, pick_records, select_records
+from .leaderboard import add_selection_options, parse_settings, pick_records, select_records
 
 
 def register(sub) -> None:
@@ -22,11 +22,7 @@ def register(sub) -> None:
     p.add_argument("--baseline", required=True, metavar="ENCODER", help="the baseline encoder's id (e5-small, ...)")
     p.add_argument("--system", required=True, action="append", metavar="ENCODER",
                    help="an encoder compared with the baseline (repeatable)")
-    g = p.add_argument_group("which results (comma-separated lists; needed where the store holds several)")
-    for flag in ("metric", "dataset", "split", "lang"):
-        g.add_argument(f"--{flag}", metavar="NAMES", help=f"only results of these {FILTERS[flag]}")
-    g.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE",
-                   help="only results signed with this setting (e.g. margin=ratio, mode=index; repeatable)")
+    add_selection_options(p)
     p.add_argument("--correction", choices=CORRECTIONS, default="holm",
                    help="correction of the p-values across language pairs: holm (family-wise, the default) or bh "
                         "(Benjamini-Hochberg, false discovery rate)")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import BadInputError
 from ..textio import path
-from .leaderboard import FILTERS, parse_settings, pick_records, select_records
+from .leaderboard import add_selection_options, parse_settings, pick_records, select_records
 
 
 def register(sub) -> None:
@@ -16,11 +16,7 @@ def register(sub) -> None:
                                    "sentences are read again from the data and checked against the record's "
                                    "checksum.")
     p.add_argument("--encoder", required=True, help="the encoder's id (e5-small, sbert, ...)")
-    g = p.add_argument_group("which results (comma-separated lists; needed where the store holds several)")
-    for flag in ("metric", "dataset", "split", "lang"):
-        g.add_argument(f"--{flag}", metavar="NAMES", help=f"only results of these {FILTERS[flag]}")
-    g.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE",
-                   help="only results signed with this setting (e.g. margin=ratio; repeatable)")
+    add_selection_options(p)
     p.add_argument("--top", type=int, default=10, help="decisions shown per result (default 10)")
     p.add_argument("--html", type=path, metavar="FILE", help="also write every wrong decision as a sortable HTML page")
     p.add_argument("--tsv", type=path, metavar="FILE", help="also write every wrong decision as TSV (JSONL for .jsonl)")

@@ -34,6 +34,16 @@ def _field(record, flag: str) -> str:
             "lang": record.src_lang}[flag]
 
 
+def add_selection_options(p) -> None:
+    """Which stored results `compare` and `explain` read: the leaderboard's filters but the encoder
+    (each names its encoders itself) and ``--setting``."""
+    g = p.add_argument_group("which results (comma-separated lists; needed where the store holds several)")
+    for flag in ("metric", "dataset", "split", "lang"):
+        g.add_argument(f"--{flag}", metavar="NAMES", help=f"only results of these {FILTERS[flag]}")
+    g.add_argument("--setting", action="append", default=[], metavar="KEY=VALUE",
+                   help="only results signed with this setting (e.g. margin=ratio, mode=index; repeatable)")
+
+
 def select_records(records, args) -> list:
     """The records every given filter keeps (a language matches by its full code or its first part)."""
     kept = list(records)

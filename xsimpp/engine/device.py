@@ -10,9 +10,9 @@ GEMM rate that copy and that selection are the bottleneck. Here, per block of ro
   entries when the block has fewer rows than k), gives the candidates >= t_c - beta; the column's
   exact k-th so far, minus one bound, is a floor below which no entry of a later block can enter;
 - the candidates' (row, column) indices are copied back and their exact similarities computed
-  (``kernels.pair_similarities``); the rows' exact top-k is taken on the host, the columns' on the
-  device (the merge with what earlier blocks found is a sort of every candidate), both in the
-  contract's total order (similarity desc, index asc): three stable sorts give it on the device.
+  (``kernels.pair_similarities``); the rows' exact top-k and the columns' (merged with what earlier
+  blocks found) are taken back on the device, in the contract's total order (similarity desc,
+  index asc), which three stable sorts give.
 
 The candidate sets are supersets of the exact top-k by the same argument as the CPU kernels', so
 the answers equal the CPU path's by construction: ``tests/test_engine_device.py`` checks it
@@ -27,24 +27,10 @@ import numpy as np
 from .kernels import pair_similarities
 
 
-def _first_k(group: np.ndarray, sim: np.ndarray, idx: np.ndarray, n_groups: int, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The first ``k`` of each group in the order (similarity desc, index asc); (-inf, -1) pads a
-    group with fewer entries."""
-    order = np.lexsort((idx, -sim, group))
-    group, sim, idx = group[order], sim[order], idx[order]
-    start = np.searchsorted(group, np.arange(n_groups))
-    rank = np.arange(len(group)) - start[group]
-    keep = rank < k
-    out_sim = np.full((n_groups, k), -np.inf)
-    out_idx = np.full((n_groups, k), -1, np.int64)
-    out_sim[group[keep], rank[keep]] = sim[keep]
-    out_idx[group[keep], rank[keep]] = idx[keep]
-    return out_sim, out_idx
-
-
-def _first_k_on(torch, group, sim, idx, n_groups: int, k: int):
-    """``_first_k`` on torch tensors (the device's): three stable sorts make the same lexicographic
-    order (group asc, similarity desc, index asc); the result is (n_groups, k) tensors."""
+def _first_k(torch, group, sim, idx, n_groups: int, k: int):
+    """The first ``k`` of each group in the order (similarity desc, index asc), on the tensors'
+    device: three stable sorts make that lexicographic order (group asc first); (n_groups, k)
+    tensors, (-inf, -1) padding a group with fewer entries."""
     for which, descending in ((2, False), (1, True), (0, False)):  # least significant key first
         order = torch.sort((group, sim, idx)[which], stable=True, descending=descending).indices
         group, sim, idx = group[order], sim[order], idx[order]
@@ -79,9 +65,9 @@ def device_topk_both(x: np.ndarray, y: np.ndarray, k_fwd: int, k_bwd: int | None
         block = torch.from_numpy(x[a:b]).to(dev) @ y_dev.T
         t = torch.topk(block, k_fwd, dim=1).values[:, -1]
         r, c = (block >= (t - beta)[:, None]).nonzero(as_tuple=True)
-        r, c = r.cpu().numpy(), c.cpu().numpy()
-        sim = pair_similarities(x, y, a + r, c, threads)
-        fwd_sim[a:b], fwd_idx[a:b] = _first_k(r, sim, c, b - a, k_fwd)
+        sim = torch.from_numpy(pair_similarities(x, y, a + r.cpu().numpy(), c.cpu().numpy(), threads)).to(dev)
+        top_sim, top_idx = _first_k(torch, r, sim, c, b - a, k_fwd)
+        fwd_sim[a:b], fwd_idx[a:b] = top_sim.cpu().numpy(), top_idx.cpu().numpy()
         if k_bwd is None:
             continue
         kb = min(k_bwd, b - a)
@@ -95,8 +81,8 @@ def device_topk_both(x: np.ndarray, y: np.ndarray, k_fwd: int, k_bwd: int | None
         held_sim, held_idx = col_sim[touched], col_idx[touched]
         held = held_idx >= 0
         group = torch.cat([held.nonzero(as_tuple=True)[0], torch.searchsorted(touched, cc)])
-        col_sim[touched], col_idx[touched] = _first_k_on(torch, group, torch.cat([held_sim[held], csim]),
-                                                         torch.cat([held_idx[held], a + cr]), len(touched), k_bwd)
+        col_sim[touched], col_idx[touched] = _first_k(torch, group, torch.cat([held_sim[held], csim]),
+                                                      torch.cat([held_idx[held], a + cr]), len(touched), k_bwd)
     if k_bwd is not None:
         col_sim, col_idx = col_sim.cpu().numpy(), col_idx.cpu().numpy()
     return fwd_sim, fwd_idx, col_sim, col_idx

@@ -105,7 +105,7 @@ class Units:
         return self.num[idx].sum(axis=1), self.den[idx].sum(axis=1)
 
     def value(self) -> float:
-        return float(_combine([self.parts(np.arange(len(self))[None, :])], self.statistic)[0])
+        return value([self])
 
 
 def _combine(parts: Sequence[tuple[np.ndarray, np.ndarray]], statistic: str) -> np.ndarray:
@@ -116,6 +116,14 @@ def _combine(parts: Sequence[tuple[np.ndarray, np.ndarray]], statistic: str) -> 
     if OVERALL[statistic] == "micro":
         return 100.0 * np.sum([p for p, _ in parts], axis=0) / np.sum([d for _, d in parts], axis=0)
     return np.mean([100.0 * p / d for p, d in parts], axis=0)
+
+
+def _over_resamples(fn, samples, axis: int) -> np.ndarray:
+    """A scipy ``vectorized`` statistic: each of ``samples`` with its resample axis ``axis`` last
+    and the leading axes flattened into rows, ``fn`` of those 2-D arrays, reshaped back."""
+    samples = [np.moveaxis(np.asarray(s), axis, -1) for s in samples]
+    shape = samples[0].shape[:-1]
+    return fn(*[s.reshape(-1, s.shape[-1]) for s in samples]).reshape(shape)
 
 
 def _check(groups: Sequence[Units]) -> str:
@@ -155,10 +163,8 @@ def confidence_interval(groups: Sequence[Units], *, level: float = 0.95, n_resam
     level, n_resamples = check_level(level), check_count(n_resamples, "resamples")
 
     def stat(*idx, axis=-1):
-        idx = [np.moveaxis(np.asarray(i), axis, -1) for i in idx]
-        shape = idx[0].shape[:-1]
-        flat = [i.reshape(-1, i.shape[-1]) for i in idx]
-        return _combine([g.parts(i) for g, i in zip(groups, flat)], statistic).reshape(shape)
+        return _over_resamples(lambda *rows: _combine([g.parts(i) for g, i in zip(groups, rows)], statistic), idx,
+                               axis)
 
     res = bootstrap([np.arange(len(g)) for g in groups], stat, n_resamples=n_resamples, confidence_level=level,
                     method="percentile", vectorized=True, random_state=np.random.default_rng(seed))
@@ -274,11 +280,7 @@ class _Flat:
         return _combine(parts, self.statistic)
 
     def diff(self, first, second, axis=-1):
-        first, second = np.moveaxis(np.asarray(first), axis, -1), np.moveaxis(np.asarray(second), axis, -1)
-        shape = first.shape[:-1]
-        a = self.overall(first.reshape(-1, first.shape[-1]))
-        b = self.overall(second.reshape(-1, second.shape[-1]))
-        return (b - a).reshape(shape)
+        return _over_resamples(lambda a, b: self.overall(b) - self.overall(a), (first, second), axis)
 
 
 def compare(base: Sequence[Units], system: Sequence[Units], *, level: float = 0.95,
