@@ -11,28 +11,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import time
 
 import numpy as np
 
+from machine import cpu_info
 from xsimpp.engine import EngineConfig, normalize, topk_both
 from xsimpp.engine.knn import block_rows_for
-
-
-def cpu_info() -> dict:
-    model, flags = platform.processor() or platform.machine(), set()
-    try:
-        for line in open("/proc/cpuinfo", encoding="utf-8"):
-            if line.startswith("model name") and model in ("", "x86_64"):
-                model = line.split(":", 1)[1].strip()
-            elif line.startswith("flags"):
-                flags = set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "other"
-    return {"cpu": model, "isa": isa, "cores": os.cpu_count(), "load": round(os.getloadavg()[0], 2)}
 
 
 def best(fn, repeats: int, sync=None) -> tuple[float, object]:

@@ -137,6 +137,21 @@ def test_near_ties_the_float32_gemm_gets_wrong():
     assert_reference(top, x, y, 4, 4)
 
 
+def test_seeded_first_block_keeps_near_tied_rows():
+    """A first block with many rows lifts its columns' thresholds from a sample of its rows before the
+    candidate pass (``kernels._seed_columns``): sources closer together than float32 rounding, so
+    every column's top-k among them is decided by the exact values, not the GEMM's noise."""
+    rng = np.random.default_rng(5)
+    base = rng.standard_normal(256)
+    x = normalize((base + 1e-7 * rng.standard_normal((900, 256))).astype(np.float32))
+    y = normalize((base + 1e-3 * rng.standard_normal((2000, 256))).astype(np.float32))
+    assert len(x) > kernels.SEED_MIN_ROWS * 9 and kernels.SEED_ROWS < len(x)  # seeded, from a sample
+    for k in (1, 4, 9):
+        for threads in (1, 2):
+            cfg = EngineConfig(threads=threads)
+            assert_reference(topk_both(x, y, k_fwd=k, k_bwd=k, config=cfg), x, y, k, k)
+
+
 def test_torch_gemm_gives_the_same_arrays():
     rng = np.random.default_rng(4)
     x, y = tie_heavy(rng, 200, 3000, 7)

@@ -26,10 +26,19 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 # Values tested per step: a branch-free count over 64 values vectorises (~10x faster per value
 # than 16-value steps with a bit mask, measured); a chunk with a hit is then walked value by value.
 W = 64
+# Columns seeded per pass (k heaps of this many float32 stay in L1), and the rows per neighbour a
+# block needs before seeding pays.
+SEED_TILE = 512
+SEED_MIN_ROWS = 16
+SEED_ROWS = 256
 # A thread's share of a block: fewer values, or (column split) fewer columns than this cost more
 # in start-up and merging than they save.
 MIN_VALUES_PER_THREAD = 2**20
@@ -70,24 +79,40 @@ def _lower32(t):
     return np.float32(t * (1 + 2.0**-22) - 2.0**-140)
 
 
+def _lane_sums_codegen(context, builder, signature, args):
+    # for c in range(n): acc += float64(a[8c:8c+8]) * float64(b[8c:8c+8]), acc an explicit vector of
+    # 8 float64 lanes: one vector multiply and add per 8 products instead of 8 scalar ones. Lane l
+    # still adds its products t = l, l+8, ... in turn from +0.0 (IEEE, no reassociation), so the sums
+    # are the contract's bit for bit, on any ISA (LLVM splits the vector to what the CPU has).
+    f32x8, f64x8 = ir.VectorType(ir.FloatType(), 8), ir.VectorType(ir.DoubleType(), 8)
+    a, b = (builder.bitcast(context.make_array(t)(context, builder, v).data, f32x8.as_pointer())
+            for t, v in zip(signature.args[:2], args[:2]))
+    acc = cgutils.alloca_once_value(builder, ir.Constant(f64x8, None))
+    with cgutils.for_range(builder, args[2]) as loop:
+        va = builder.fpext(builder.load(builder.gep(a, [loop.index]), align=4), f64x8)
+        vb = builder.fpext(builder.load(builder.gep(b, [loop.index]), align=4), f64x8)
+        builder.store(builder.fadd(builder.load(acc), builder.fmul(va, vb)), acc)
+    lanes = builder.load(acc)
+    return context.make_tuple(builder, signature.return_type,
+                              [builder.extract_element(lanes, ir.Constant(ir.IntType(32), i)) for i in range(8)])
+
+
+@intrinsic
+def _lane_sums(typingctx, a, b, n_chunks):
+    """The 8 lane sums over the first ``n_chunks`` * 8 values of two C-contiguous float32 vectors."""
+    for v in (a, b):
+        if not (isinstance(v, types.Array) and v.ndim == 1 and v.layout == "C" and v.dtype == types.float32):
+            return None
+    return types.UniTuple(types.float64, 8)(a, b, n_chunks), _lane_sums_codegen
+
+
 @numba.njit(inline="always")
 def _lane_dot(a, b):
     # The contract's exact similarity (exact.lane_sum): 8 float64 lanes from +0.0, fixed order.
-    d = a.shape[0]
-    full = d // 8
-    s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
-    for q in range(full):
-        j = q * 8
-        s0 += np.float64(a[j]) * np.float64(b[j])
-        s1 += np.float64(a[j + 1]) * np.float64(b[j + 1])
-        s2 += np.float64(a[j + 2]) * np.float64(b[j + 2])
-        s3 += np.float64(a[j + 3]) * np.float64(b[j + 3])
-        s4 += np.float64(a[j + 4]) * np.float64(b[j + 4])
-        s5 += np.float64(a[j + 5]) * np.float64(b[j + 5])
-        s6 += np.float64(a[j + 6]) * np.float64(b[j + 6])
-        s7 += np.float64(a[j + 7]) * np.float64(b[j + 7])
+    full = a.shape[0] // 8
+    s0, s1, s2, s3, s4, s5, s6, s7 = _lane_sums(a, b, full)
     j = full * 8
-    rem = d - j
+    rem = a.shape[0] - j
     if rem > 0:
         s0 += np.float64(a[j]) * np.float64(b[j])
     if rem > 1:
@@ -241,8 +266,38 @@ def _rows(block, xb, y, vec, r0, r1, beta, rfloor, ov, oi):  # pragma: no cover 
         _finish_row(block, xb, y, vec, r, 0, row, rt, over, nb, bv, bc, ov[r], oi[r])
 
 
+@numba.njit(inline="always")
+def _seed_columns(block, n_rows, c0, c1, beta, ct, kb):
+    # Each column's k-th largest GEMM value in the block, by a branch-free insertion into k sorted
+    # lanes per column (vectorised over SEED_TILE columns that stay in L1), lifts the column
+    # thresholds to their final value before the candidate pass: with no floor yet (a first block)
+    # the running thresholds would otherwise start at -inf and admit ~k ln(rows) candidates a column.
+    heaps = np.empty((kb, SEED_TILE), np.float32)
+    v = np.empty(SEED_TILE, np.float32)
+    for a in range(0, c1 - c0, SEED_TILE):
+        n = min(SEED_TILE, c1 - c0 - a)
+        for q in range(kb):
+            for t in range(n):
+                heaps[q, t] = -np.inf
+        for r in range(n_rows):
+            row = block[r, c0 + a : c0 + a + n]
+            for t in range(n):
+                v[t] = row[t]
+            for q in range(kb):
+                h = heaps[q]
+                for t in range(n):
+                    x = v[t]
+                    y = h[t]
+                    h[t] = x if x > y else y
+                    v[t] = y if x > y else x
+        for t in range(n):
+            kth = heaps[kb - 1, t]
+            if kth > -np.inf:
+                ct[a + t] = max(ct[a + t], _lower32(np.float64(kth) - beta))
+
+
 @numba.njit(cache=True, nogil=True, boundscheck=False)
-def _both(block, xb, y, vec, c0, c1, row_offset, beta, bound, ov, oi, cv, ci):  # pragma: no cover - compiled
+def _both(block, xb, y, vec, c0, c1, row_offset, beta, bound, ov, oi, cv, ci, cheap, ct, cb, cn):  # pragma: no cover - compiled
     """Columns [c0, c1) of ``block`` (at most 2^24 rows): each row's exact top-k over these columns into ov/oi
     (k may be 0), and every column's exact top-k (cv/ci, row indices + row_offset) updated."""
     kf = ov.shape[1]
@@ -251,16 +306,22 @@ def _both(block, xb, y, vec, c0, c1, row_offset, beta, bound, ov, oi, cv, ci):  
     nfull = nc // W
     # Columns: a GEMM-value heap for this block's rows, and the threshold, floored by the exact
     # k-th of earlier blocks (a later row must beat it: GEMM value > exact k-th - bound).
-    cheap = np.full((nc, kb), -np.inf, np.float32)
-    ct = np.empty(nc, np.float32)
+    # (cheap, ct, cb, cn: this thread's columns of the caller's scratch, reused block after block, so
+    # its pages are faulted in once per pass, not once per block.)
+    for t in range(nc):
+        for p in range(kb):
+            cheap[t, p] = -np.inf
+        cn[t] = 0
+    unfloored = 0
     for t in range(nc):
         kth = cv[c0 + t, kb - 1]
         ct[t] = _lower32(kth - bound) if kth > -np.inf else np.float32(-np.inf)
+        unfloored += kth == -np.inf
+    if unfloored * 2 > nc and block.shape[0] > SEED_MIN_ROWS * kb:
+        _seed_columns(block, min(SEED_ROWS, block.shape[0]), c0, c1, beta, ct, kb)
     # Column candidates: a small buffer per column (row, value), compacted against the risen
     # threshold when full; a column that still overflows is rescanned at the end.
-    cap = COLUMN_BUFFER_PER_K * kb + 8
-    cb = np.empty((nc, 2 * cap), np.float32)  # (value, row) pairs: one cache line per append
-    cn = np.zeros(nc, np.int32)  # -1: overflowed
+    cap = cb.shape[1] // 2  # cb: (value, row) pairs, cn: how many (-1: overflowed)
     heap = np.empty(max(kf, 1), np.float32)
     bv = np.empty(ROW_BUFFER, np.float32)
     bc = np.empty(ROW_BUFFER, np.int64)
@@ -384,10 +445,11 @@ def rows_topk(block: np.ndarray, k: int, x: np.ndarray | None, y: np.ndarray | N
 
 def both_topk(block: np.ndarray, k_fwd: int, x: np.ndarray | None, y: np.ndarray | None, beta: float, bound: float,
               col_sim: np.ndarray, col_idx: np.ndarray, row_offset: int = 0,
-              threads: int = 1) -> tuple[np.ndarray, np.ndarray]:
+              threads: int = 1, scratch: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Exact top-k of every row of ``block`` (k_fwd may be 0), and the columns' exact top-k lists
     ``col_sim``/``col_idx`` (n_cols, k_bwd; float64 / int64, (-inf, -1) where empty) updated in
-    place with the block's rows, numbered from ``row_offset``."""
+    place with the block's rows, numbered from ``row_offset``. ``scratch``: a ``column_scratch``
+    of at least n_cols columns to reuse across calls (its content does not carry over)."""
     n_rows, n_cols = block.shape
     vec = x is not None
     xb, yy = (x, y) if vec else (_EMPTY, _EMPTY)
@@ -395,11 +457,21 @@ def both_topk(block: np.ndarray, k_fwd: int, x: np.ndarray | None, y: np.ndarray
     bounds = np.linspace(0, n_cols, nt + 1).astype(np.int64)
     ovs = np.empty((nt, n_rows, k_fwd), np.float64)
     ois = np.empty((nt, n_rows, k_fwd), np.int64)
-    _run(_both, [(block, xb, yy, vec, int(bounds[t]), int(bounds[t + 1]), int(row_offset), float(beta), float(bound),
-                  ovs[t], ois[t], col_sim, col_idx) for t in range(nt)])
+    cheap, ct, cb, cn = scratch or column_scratch(n_cols, col_sim.shape[1])
+    _run(_both, [(block, xb, yy, vec, c0, c1, int(row_offset), float(beta), float(bound), ovs[t], ois[t], col_sim,
+                  col_idx, cheap[c0:c1], ct[c0:c1], cb[c0:c1], cn[c0:c1])
+                 for t, (c0, c1) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist()))])
     if nt == 1 or k_fwd == 0:
         return ovs[0], ois[0]
     return merge_topk(ovs.transpose(1, 0, 2).reshape(n_rows, -1), ois.transpose(1, 0, 2).reshape(n_rows, -1), k_fwd)
+
+
+def column_scratch(n_cols: int, k_bwd: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Working memory of ``both_topk`` for n_cols columns: their block heaps, thresholds and
+    candidate buffers ((value, row) pairs) with their counts."""
+    cap = COLUMN_BUFFER_PER_K * k_bwd + 8
+    return (np.empty((n_cols, k_bwd), np.float32), np.empty(n_cols, np.float32),
+            np.empty((n_cols, 2 * cap), np.float32), np.empty(n_cols, np.int32))
 
 
 def gather_columns(block: np.ndarray, cols: np.ndarray, threads: int = 1) -> np.ndarray:

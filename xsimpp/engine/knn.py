@@ -239,10 +239,11 @@ def topk_both(
         col_idx = np.full((n_y, k_bwd), -1, np.int64)
         fwd_sim = np.empty((n_x, k_fwd))
         fwd_idx = np.empty((n_x, k_fwd), np.int64)
+        scratch = kernels.column_scratch(n_y, k_bwd)
         for a, block in _blocks(x, y, sim, rows, cfg):
             b = a + len(block)
             fwd_sim[a:b], fwd_idx[a:b] = kernels.both_topk(block, k_fwd, None if x is None else x[a:b], y, beta, bound,
-                                                           col_sim, col_idx, a, threads)
+                                                           col_sim, col_idx, a, threads, scratch)
         return TopK(fwd_sim, fwd_idx, col_sim, col_idx)
 
     fwd_sim = np.empty((n_x, k_fwd))
@@ -263,9 +264,11 @@ def topk_both(
         sub = [(0, kernels.gather_columns(whole, cols, threads))]
     else:
         sub = _blocks(x, y_cols, None if sim is None else sim[:, cols], block_rows_for(len(cols), cfg.block_bytes), cfg)
+    scratch = kernels.column_scratch(len(cols), k_bwd)
     for a, block in sub:
         b = a + len(block)
-        kernels.both_topk(block, 0, None if x is None else x[a:b], y_cols, beta, bound, col_sim, col_idx, a, threads)
+        kernels.both_topk(block, 0, None if x is None else x[a:b], y_cols, beta, bound, col_sim, col_idx, a, threads,
+                          scratch)
     return TopK(fwd_sim, fwd_idx, col_sim, col_idx, cols)
 
 

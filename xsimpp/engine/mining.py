@@ -250,13 +250,15 @@ def compute_shard(src: RowSource, tgt: RowSource, plan: MiningPlan, i: int,
     # One buffer for every tile; a narrower last tile is a C-contiguous view of its start (a
     # second allocation there would hold two blocks at once, past --max-memory).
     buf = np.empty((b - a) * min(plan.tile_cols, plan.n_tgt), np.float32)
+    scratch = kernels.column_scratch(min(plan.tile_cols, plan.n_tgt), kb)
     for c in range(0, plan.n_tgt, plan.tile_cols):
         d = min(plan.n_tgt, c + plan.tile_cols)
         yt = tgt.normalized(c, d)
         block = buf[: (b - a) * (d - c)].reshape(b - a, d - c)
         gemm(xs, yt, block)
         # The tile's columns start empty in this shard: their top-k is over the shard's rows only.
-        vals, idx = kernels.both_topk(block, kf, xs, yt, 2 * bound, bound, bwd_sim[c:d], bwd_idx[c:d], 0, threads)
+        vals, idx = kernels.both_topk(block, kf, xs, yt, 2 * bound, bound, bwd_sim[c:d], bwd_idx[c:d], 0, threads,
+                                       scratch)
         idx[idx >= 0] += c
         if fwd_sim is None:
             fwd_sim, fwd_idx = vals, idx
