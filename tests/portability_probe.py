@@ -4,7 +4,8 @@ Run as a script (``python tests/portability_probe.py OUT_DIR``): prints one JSON
 computation's name to the sha256 of its output arrays (or files). ``test_portability.py`` runs it
 under several ``OPENBLAS_CORETYPE`` settings and thread counts and requires identical digests.
 ``raw_gemm`` is the digest of a plain float32 GEMM: it may differ between kernels (that is the
-point), and says whether the comparison exercised two different kernels at all.
+point), and says whether the comparison exercised two different kernels at all; ``numba_target``
+says what numba compiled the selection for.
 """
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ def probe(out: Path) -> dict[str, str]:
     y[500] = y[0]
     x[0] = y[0]
     res["raw_gemm"] = digest(normalize(x) @ normalize(y).T)
+    import numba
+
+    res["numba_target"] = f"{numba.config.CPU_NAME or 'host'} {numba.config.CPU_FEATURES or ''}".strip()
     for margin in ("ratio", "distance", "absolute"):
         res[f"random_{margin}"] = knn_digest(margin_knn(x, y, margin=margin, k=4, backward=True, config=cfg))
     xs, ys = tie_heavy(np.random.default_rng(1), 300, 2000, 7)

@@ -80,37 +80,77 @@ def _lower32(t):
 
 
 def _lane_sums_codegen(context, builder, signature, args):
-    # for c in range(n): acc += float64(a[8c:8c+8]) * float64(b[8c:8c+8]), acc an explicit vector of
-    # 8 float64 lanes: one vector multiply and add per 8 products instead of 8 scalar ones. Lane l
-    # still adds its products t = l, l+8, ... in turn from +0.0 (IEEE, no reassociation), so the sums
-    # are the contract's bit for bit, on any ISA (LLVM splits the vector to what the CPU has).
+    # For each pair (a, b): for c in range(n): acc += float64(a[8c:8c+8]) * float64(b[8c:8c+8]), acc
+    # an explicit vector of 8 float64 lanes: one vector multiply and add per 8 products instead of 8
+    # scalar ones. Lane l still adds its products t = l, l+8, ... in turn from +0.0 (IEEE, no
+    # reassociation), so the sums are the contract's bit for bit, on any ISA (LLVM splits the
+    # vector to what the CPU has). Two pairs in one loop are two independent add chains.
     f32x8, f64x8 = ir.VectorType(ir.FloatType(), 8), ir.VectorType(ir.DoubleType(), 8)
-    a, b = (builder.bitcast(context.make_array(t)(context, builder, v).data, f32x8.as_pointer())
-            for t, v in zip(signature.args[:2], args[:2]))
-    acc = cgutils.alloca_once_value(builder, ir.Constant(f64x8, None))
-    with cgutils.for_range(builder, args[2]) as loop:
-        va = builder.fpext(builder.load(builder.gep(a, [loop.index]), align=4), f64x8)
-        vb = builder.fpext(builder.load(builder.gep(b, [loop.index]), align=4), f64x8)
-        builder.store(builder.fadd(builder.load(acc), builder.fmul(va, vb)), acc)
-    lanes = builder.load(acc)
-    return context.make_tuple(builder, signature.return_type,
-                              [builder.extract_element(lanes, ir.Constant(ir.IntType(32), i)) for i in range(8)])
+    rows = [builder.bitcast(context.make_array(t)(context, builder, v).data, f32x8.as_pointer())
+            for t, v in zip(signature.args[:-1], args[:-1])]
+    accs = [cgutils.alloca_once_value(builder, ir.Constant(f64x8, None)) for _ in rows[::2]]
+    with cgutils.for_range(builder, args[-1]) as loop:
+        for acc, a, b in zip(accs, rows[::2], rows[1::2]):
+            va = builder.fpext(builder.load(builder.gep(a, [loop.index]), align=4), f64x8)
+            vb = builder.fpext(builder.load(builder.gep(b, [loop.index]), align=4), f64x8)
+            builder.store(builder.fadd(builder.load(acc), builder.fmul(va, vb)), acc)
+    lanes = [builder.load(acc) for acc in accs]
+    return context.make_tuple(builder, signature.return_type, [builder.extract_element(v, ir.Constant(ir.IntType(32), i))
+                                                               for v in lanes for i in range(8)])
+
+
+def _float32_rows(*rows) -> bool:
+    return all(isinstance(v, types.Array) and v.ndim == 1 and v.layout == "C" and v.dtype == types.float32 for v in rows)
 
 
 @intrinsic
 def _lane_sums(typingctx, a, b, n_chunks):
     """The 8 lane sums over the first ``n_chunks`` * 8 values of two C-contiguous float32 vectors."""
-    for v in (a, b):
+    if _float32_rows(a, b):
+        return types.UniTuple(types.float64, 8)(a, b, n_chunks), _lane_sums_codegen
+
+
+@intrinsic
+def _lane_sums2(typingctx, a0, b0, a1, b1, n_chunks):
+    """``_lane_sums`` of two pairs (16 sums), computed side by side."""
+    if _float32_rows(a0, b0, a1, b1):
+        return types.UniTuple(types.float64, 16)(a0, b0, a1, b1, n_chunks), _lane_sums_codegen
+
+
+def _hit_mask_codegen(context, builder, signature, args):
+    # One vector compare of W values against both thresholds, its W lane bits as one integer.
+    row_t, ct_t = signature.args[:2]
+    f32xw = ir.VectorType(ir.FloatType(), W)
+    row, ct = (builder.gep(context.make_array(t)(context, builder, v).data, [args[2]]) for t, v in zip((row_t, ct_t), args))
+    v = builder.load(builder.bitcast(row, f32xw.as_pointer()), align=4)
+    c = builder.load(builder.bitcast(ct, f32xw.as_pointer()), align=4)
+    rt = builder.insert_element(ir.Constant(f32xw, None), args[3], ir.Constant(ir.IntType(32), 0))
+    rt = builder.shuffle_vector(rt, rt, ir.Constant(ir.VectorType(ir.IntType(32), W), None))
+    hit = builder.or_(builder.fcmp_ordered(">=", v, rt), builder.fcmp_ordered(">=", v, c))
+    return builder.bitcast(hit, ir.IntType(W))
+
+
+@intrinsic
+def _hit_mask(typingctx, row, ct, j, rt):
+    """Bit t set where row[j + t] >= rt or row[j + t] >= ct[j + t], t < W (both C-contiguous float32)."""
+    for v in (row, ct):
         if not (isinstance(v, types.Array) and v.ndim == 1 and v.layout == "C" and v.dtype == types.float32):
             return None
-    return types.UniTuple(types.float64, 8)(a, b, n_chunks), _lane_sums_codegen
+    return types.uint64(row, ct, types.intp, types.float32), _hit_mask_codegen
+
+
+@intrinsic
+def _lowest_bit(typingctx, m):
+    """Index of the lowest set bit of a non-zero uint64."""
+    def codegen(context, builder, signature, args):
+        return builder.zext(builder.cttz(args[0], ir.Constant(ir.IntType(1), 1)), ir.IntType(64))
+    return types.intp(types.uint64), codegen
 
 
 @numba.njit(inline="always")
-def _lane_dot(a, b):
-    # The contract's exact similarity (exact.lane_sum): 8 float64 lanes from +0.0, fixed order.
-    full = a.shape[0] // 8
-    s0, s1, s2, s3, s4, s5, s6, s7 = _lane_sums(a, b, full)
+def _lane_total(s0, s1, s2, s3, s4, s5, s6, s7, a, b, full):
+    # The contract's exact similarity (exact.lane_sum) from the lane sums of the first full * 8
+    # values: the tail's products go to lanes 0.., then the fixed pairwise order.
     j = full * 8
     rem = a.shape[0] - j
     if rem > 0:
@@ -128,6 +168,23 @@ def _lane_dot(a, b):
     if rem > 6:
         s6 += np.float64(a[j + 6]) * np.float64(b[j + 6])
     return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
+
+
+@numba.njit(inline="always")
+def _lane_dot(a, b):
+    # The contract's exact similarity: 8 float64 lanes from +0.0, fixed order.
+    full = a.shape[0] // 8
+    s0, s1, s2, s3, s4, s5, s6, s7 = _lane_sums(a, b, full)
+    return _lane_total(s0, s1, s2, s3, s4, s5, s6, s7, a, b, full)
+
+
+@numba.njit(inline="always")
+def _lane_dot2(a0, b0, a1, b1):
+    # _lane_dot of two pairs of one dimension, as two independent add chains.
+    full = a0.shape[0] // 8
+    s = _lane_sums2(a0, b0, a1, b1, full)
+    return (_lane_total(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], a0, b0, full),
+            _lane_total(s[8], s[9], s[10], s[11], s[12], s[13], s[14], s[15], a1, b1, full))
 
 
 @numba.njit(inline="always")
@@ -335,14 +392,16 @@ def _both(block, xb, y, vec, c0, c1, row_offset, beta, bound, ov, oi, cv, ci, ch
         over = False
         for q in range(nfull + 1):
             j = q * W
-            e = min(j + W, nc)
-            if e - j == W:  # a count over W values vectorises; most chunks have no hit
-                c = 0
-                for t in range(W):
-                    c += row[j + t] >= min(rt, ct[j + t])  # = (v >= rt) | (v >= ct): vectorises better
-                if c == 0:
-                    continue
-            for t in range(j, e):
+            if j + W <= nc:  # one vector compare; most chunks have no hit, and a hit chunk visits only its hits
+                hits = _hit_mask(row, ct, j, np.float32(rt))
+            else:  # the last, partial chunk, bit by bit
+                hits = np.uint64(0)
+                for t in range(j, nc):
+                    if row[t] >= rt or row[t] >= ct[t]:
+                        hits |= np.uint64(1) << np.uint64(t - j)
+            while hits != 0:  # (rt may rise while the hits are visited: each is tested again)
+                t = j + _lowest_bit(hits)
+                hits &= hits - np.uint64(1)
                 v = row[t]
                 if v >= rt:
                     rt, hk, nb, over = _row_candidate(v, t, rt, hk, heap, bv, bc, nb, over, beta)
@@ -369,13 +428,26 @@ def _both(block, xb, y, vec, c0, c1, row_offset, beta, bound, ov, oi, cv, ci, ch
         if kf > 0:
             _finish_row(block, xb, y, vec, r, c0, row, rt, over, nb, bv, bc, ov[r], oi[r])
     # Column by column, so each target vector is read once for all its candidates.
+    live = np.empty(cap, np.int64)
     for t in range(nc):
         c = c0 + t
         if cn[t] >= 0:
+            m = 0
             for h in range(cn[t]):
                 if cb[t, 2 * h] >= ct[t]:
-                    r = np.int64(cb[t, 2 * h + 1])
-                    _push_exact(cv[c], ci[c], _exact(block, xb, y, vec, r, c), r + row_offset)
+                    live[m] = np.int64(cb[t, 2 * h + 1])
+                    m += 1
+            h = 0
+            if vec:  # two candidates at a time: two independent add chains
+                while h + 2 <= m:
+                    r0, r1 = live[h], live[h + 1]
+                    e0, e1 = _lane_dot2(xb[r0], y[c], xb[r1], y[c])
+                    _push_exact(cv[c], ci[c], e0, r0 + row_offset)
+                    _push_exact(cv[c], ci[c], e1, r1 + row_offset)
+                    h += 2
+            for u in range(h, m):
+                r = live[u]
+                _push_exact(cv[c], ci[c], _exact(block, xb, y, vec, r, c), r + row_offset)
         else:
             for r in range(block.shape[0]):
                 if block[r, c] >= ct[t]:
