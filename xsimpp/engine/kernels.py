@@ -392,7 +392,12 @@ def _both(block, xb, y, vec, c0, c1, row_offset, beta, bound, ov, oi, cv, ci, ch
         over = False
         for q in range(nfull + 1):
             j = q * W
-            if j + W <= nc:  # one vector compare; most chunks have no hit, and a hit chunk visits only its hits
+            if j + W <= nc:  # most chunks have no hit (a vectorised count says so fastest); a hit chunk's
+                c = 0        # bit mask (one vector compare) visits only its hits
+                for t in range(W):
+                    c += row[j + t] >= min(rt, ct[j + t])  # = (v >= rt) | (v >= ct): vectorises better
+                if c == 0:
+                    continue
                 hits = _hit_mask(row, ct, j, np.float32(rt))
             else:  # the last, partial chunk, bit by bit
                 hits = np.uint64(0)
