@@ -295,3 +295,29 @@ def test_a_ratio_margin_over_zero_is_refused_not_ranked():
     with pytest.raises(BadInputError, match="ratio margin is undefined for row 1"):
         margin_knn(x, y, k=1, margin="ratio")
     assert margin_knn(x, y, k=1, margin="distance").fwd_idx[1, 0] == 1
+
+
+def test_the_docs_quote_every_committed_roofline_run():
+    """docs/performance.md's roofline table has one row per benchmarks/results/roofline/*.json, with
+    that file's figures, and docs/scaling.md's summary of the Xeon runs is their range."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    page = (root / "docs" / "performance.md").read_text(encoding="utf-8")
+    runs = {f.stem: json.loads(f.read_text(encoding="utf-8")) for f in sorted((root / "benchmarks" / "results"
+                                                                               / "roofline").glob("*.json"))}
+    assert len(runs) >= 3
+    for name, r in runs.items():
+        row = (f"| {name} | {r['cpu']} ({r['isa']}) | {r['cores']} | {r['blas']} | {r['numba_cpu']} | "
+               f"{r['load']:.1f}–{r['load_end']:.1f} | {r['sgemm_gflops']:.0f} | {r['engine_gflops']:.0f} | "
+               f"{100 * r['engine_share_of_sgemm']:.1f} % | {r['selection_s']:.3f} s | "
+               f"{r['selection_s'] / r['selection_budget_at_2x_sgemm_s']:.2f} |")
+        assert row in page, name
+        assert r["shape"] == "4096x65536x384" and r["k"] == 4
+        assert abs(r["engine_share_of_sgemm"] - r["sgemm_s"] / r["engine_s"]) < 2e-3  # rates of one pass
+    share = [100 * r["engine_share_of_sgemm"] for n, r in runs.items() if n.startswith("intel-xeon-2cores-avx512")]
+    scaling = (root / "docs" / "scaling.md").read_text(encoding="utf-8")
+    assert f"{min(share):.0f}–{max(share):.0f} % on 2 of them" in scaling
+    assert f"{100 * runs['intel-xeon-16cores-avx512']['engine_share_of_sgemm']:.1f} % of the sgemm rate" in scaling
+    assert f"at {min(share):.0f}–{max(share):.0f} % on 2 Xeon cores" in page

@@ -65,6 +65,24 @@ def test_margins_and_forward_scope_equal(device, margin):
         assert (a.avg_y is None and b.avg_y is None) or np.array_equal(a.avg_y, b.avg_y, equal_nan=True)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("shard_rows, tile_cols", [(None, None), (64, 100), (3, 450)])
+def test_sharded_mining_selects_on_the_device_with_the_same_bytes(tmp_path, device, shard_rows, tile_cols):
+    """``xsimpp mine`` with device selection: every shard x tile block stays on the device, and the
+    mined arrays are the CPU kernels' (shards with fewer rows than k included)."""
+    from xsimpp.engine.mining import mine
+
+    x, y = data(2, 250, 450)
+    cpu = mine(x, y, tmp_path / "cpu", k=4, shard_rows=shard_rows, tile_cols=tile_cols)
+    dev = mine(x, y, tmp_path / "dev", k=4, shard_rows=shard_rows, tile_cols=tile_cols,
+               config=EngineConfig(gemm="torch", device=device, selection="device"))
+    for f in ("fwd_idx", "fwd_sim", "fwd_score", "bwd_idx", "bwd_sim", "bwd_score"):
+        assert np.array_equal(getattr(cpu.knn, f), getattr(dev.knn, f)), f
+    arrays = sorted(p.name for p in (tmp_path / "cpu").glob("*.npy"))
+    assert arrays and arrays == sorted(p.name for p in (tmp_path / "dev").glob("*.npy"))
+    assert all((tmp_path / "cpu" / n).read_bytes() == (tmp_path / "dev" / n).read_bytes() for n in arrays)
+
+
 def test_auto_selects_on_the_device_only_off_the_cpu():
     assert not EngineConfig().selects_on_device()
     assert not EngineConfig(gemm="torch").selects_on_device()

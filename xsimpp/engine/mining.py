@@ -246,19 +246,27 @@ def compute_shard(src: RowSource, tgt: RowSource, plan: MiningPlan, i: int,
     fwd_sim = fwd_idx = None
     bwd_sim = np.full((plan.n_tgt, kb), -np.inf)
     bwd_idx = np.full((plan.n_tgt, kb), -1, np.int64)
-    gemm = CandidateGemm(cfg)
-    # One buffer for every tile; a narrower last tile is a C-contiguous view of its start (a
-    # second allocation there would hold two blocks at once, past --max-memory).
-    buf = np.empty((b - a) * min(plan.tile_cols, plan.n_tgt), np.float32)
-    scratch = kernels.column_scratch(min(plan.tile_cols, plan.n_tgt), kb)
+    gemm = CandidateGemm(cfg)  # (its checks of torch's float32 products hold for device selection too)
+    on_device = cfg.selects_on_device()
+    if on_device:
+        from .device import device_topk_both
+    else:
+        # One buffer for every tile; a narrower last tile is a C-contiguous view of its start (a
+        # second allocation there would hold two blocks at once, past --max-memory).
+        buf = np.empty((b - a) * min(plan.tile_cols, plan.n_tgt), np.float32)
+        scratch = kernels.column_scratch(min(plan.tile_cols, plan.n_tgt), kb)
     for c in range(0, plan.n_tgt, plan.tile_cols):
         d = min(plan.n_tgt, c + plan.tile_cols)
         yt = tgt.normalized(c, d)
-        block = buf[: (b - a) * (d - c)].reshape(b - a, d - c)
-        gemm(xs, yt, block)
         # The tile's columns start empty in this shard: their top-k is over the shard's rows only.
-        vals, idx = kernels.both_topk(block, kf, xs, yt, 2 * bound, bound, bwd_sim[c:d], bwd_idx[c:d], 0, threads,
-                                       scratch)
+        if on_device:  # the shard x tile block stays on the device; only candidates come back
+            vals, idx, bwd_sim[c:d], bwd_idx[c:d] = device_topk_both(xs, yt, kf, kb, bound, b - a, gemm.device,
+                                                                     threads)
+        else:
+            block = buf[: (b - a) * (d - c)].reshape(b - a, d - c)
+            gemm(xs, yt, block)
+            vals, idx = kernels.both_topk(block, kf, xs, yt, 2 * bound, bound, bwd_sim[c:d], bwd_idx[c:d], 0, threads,
+                                           scratch)
         idx[idx >= 0] += c
         if fwd_sim is None:
             fwd_sim, fwd_idx = vals, idx
