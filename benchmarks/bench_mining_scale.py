@@ -8,6 +8,7 @@ linearly in source rows (the work is n_src x n_tgt GEMM + selection, shards are 
 smaller slice overstates the per-shard cost of streaming the targets); such rows say "extrapolated".
 
     python benchmarks/bench_mining_scale.py [--sizes 10000,20000,50000,1000000] [--measure-max 50000]
+        [--json OUT.json]   # the rows, with the machine they ran on
 """
 
 from __future__ import annotations
@@ -70,13 +71,16 @@ def main() -> None:
     ap.add_argument("--max-memory", default="4GB")
     ap.add_argument("--dim", type=int, default=384)
     ap.add_argument("--tmp", default=tempfile.gettempdir())
+    ap.add_argument("--json", help="also write the rows and the machine to this file")
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--src"), ap.add_argument("--tgt"), ap.add_argument("--out"), ap.add_argument("--rows", type=int)
     args = ap.parse_args()
     if args.child:
         return child(args)
+    from machine import cpu_info, kernel_info
     from xsimpp.engine.mining import plan_mining
 
+    machine, results = cpu_info(), []
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; --max-memory {args.max_memory}; "
           f"d={args.dim}")
     print(f"{'n_src x n_tgt':>19} {'time':>12} {'peak RSS':>9} {'engine bound':>12} {'shard rows':>10}  how")
@@ -95,8 +99,16 @@ def main() -> None:
             t = f"{secs:.1f} s" if secs < 3600 else f"{secs / 3600:.1f} h"
             print(f"{n:>9} x {n:<9} {t:>12} {r['rss'] / 2**30:7.2f} GiB {r['est'] / 2**30:9.2f} GiB {r['shard_rows']:>10}  {how}",
                   flush=True)
+            results.append({"n": n, "seconds": round(secs, 1), "measured": not partial, "peak_rss_bytes": r["rss"],
+                            "engine_bound_bytes": r["est"], "shard_rows": r["shard_rows"],
+                            "load_after": round(os.getloadavg()[0], 2)})
             for p in (src, tgt):
                 os.unlink(p)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({**machine, **kernel_info(), "dim": args.dim, "k": 4, "max_memory": args.max_memory,
+                       "runs": results}, f, indent=1)
+            f.write("\n")
 
 
 if __name__ == "__main__":

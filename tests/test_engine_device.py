@@ -127,3 +127,19 @@ def test_the_scaling_page_quotes_the_committed_gpu_run():
     assert (f"at {100 * a['cpu engine share of cpu sgemm']:.0f} % and {100 * b['cpu engine share of cpu sgemm']:.0f} % "
             "of the machine's") in page
     assert f"load {run['load']}" in page and run["gpu"] == "NVIDIA H200" and run["isa"] == "AVX-512"
+
+
+def test_the_scaling_page_quotes_the_committed_gpu_mining_runs():
+    """docs/scaling.md's mining figures on the H200 are benchmarks/results/mine_device_h200*.json's."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    page = " ".join((root / "docs" / "scaling.md").read_text(encoding="utf-8").split())
+    both = json.loads((root / "benchmarks" / "results" / "mine_device_h200.json").read_text(encoding="utf-8"))
+    big = json.loads((root / "benchmarks" / "results" / "mine_device_h200_1m.json").read_text(encoding="utf-8"))
+    assert both["identical"] and both["gpu"] == big["gpu"] == "NVIDIA H200" and big["n"] == 1_000_000
+    assert (f"{both['n'] // 1000}k x {both['n'] // 1000}k in {both['cpu_s']} s on the {both['cores']}-core CPU engine "
+            f"and {both['device_s']} s with the H200 ({both['speed_up']}x, every mined array identical)") in page
+    assert (f"1M x 1M in {big['device_s']} s** ({big['shards']} shards, peak RSS "
+            f"{big['peak_rss_bytes'] / 2**30:.2f} GiB, of which {2 * big['n'] * big['dim'] * 4 / 2**30:.2f} GiB") in page
