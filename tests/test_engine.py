@@ -321,3 +321,21 @@ def test_the_docs_quote_every_committed_roofline_run():
     assert f"{min(share):.0f}–{max(share):.0f} % on 2 of them" in scaling
     assert f"{100 * runs['intel-xeon-16cores-avx512']['engine_share_of_sgemm']:.1f} % of the sgemm rate" in scaling
     assert f"at {min(share):.0f}–{max(share):.0f} % on 2 Xeon cores" in page
+
+
+def test_the_docs_quote_the_measured_million_square_mining_run():
+    """docs/performance.md's 1M x 1M figures are benchmarks/results/mining_1m_amd_2cores.json's."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    page = " ".join((root / "docs" / "performance.md").read_text(encoding="utf-8").split())
+    run = json.loads((root / "benchmarks" / "results" / "mining_1m_amd_2cores.json").read_text(encoding="utf-8"))
+    (r,) = run["runs"]
+    assert r["n"] == 1_000_000 and r["measured"] and run["dim"] == 384 and run["max_memory"] == "4GB"
+    assert f"**{r['seconds']} s** ({r['seconds'] / 60:.0f} min, " in page
+    assert f"{-(-r['n'] // r['shard_rows'])} shards of {r['shard_rows']} rows" in page
+    assert (f"peak RSS {r['peak_rss_bytes'] / 2**30:.2f} GiB under the engine's bound of "
+            f"{r['engine_bound_bytes'] / 2**30:.2f} GiB") in page
+    assert f"768 TFLOP in that time is {2 * r['n'] ** 2 * run['dim'] / r['seconds'] / 1e9:.0f} GFLOP/s" in page
+    assert run["blas"] == "openblas SkylakeX" and run["cores"] == 2
