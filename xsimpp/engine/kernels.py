@@ -133,10 +133,8 @@ def _hit_mask_codegen(context, builder, signature, args):
 @intrinsic
 def _hit_mask(typingctx, row, ct, j, rt):
     """Bit t set where row[j + t] >= rt or row[j + t] >= ct[j + t], t < W (both C-contiguous float32)."""
-    for v in (row, ct):
-        if not (isinstance(v, types.Array) and v.ndim == 1 and v.layout == "C" and v.dtype == types.float32):
-            return None
-    return types.uint64(row, ct, types.intp, types.float32), _hit_mask_codegen
+    if _float32_rows(row, ct):
+        return types.uint64(row, ct, types.intp, types.float32), _hit_mask_codegen
 
 
 @intrinsic
