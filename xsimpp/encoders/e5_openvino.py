@@ -137,8 +137,7 @@ def toolchain() -> dict[str, str]:
     return {"openvino": version("openvino"), "nncf": version("nncf")}
 
 
-def ir_folder(weights: Path, weights_revision: str, layer: int, precision: str) -> Path:
-    tools = toolchain()
+def ir_folder(weights_revision: str, layer: int, precision: str, tools: dict[str, str]) -> Path:
     tools = f"ov{tools['openvino']}" + (f"-nncf{tools['nncf']}" if precision == "int8" else "")
     name = f"e5-small-openvino-{precision}-L{layer}-{weights_revision}-{tools}-b{BUILDER_VERSION}"
     return models_dir() / name
@@ -209,7 +208,7 @@ def ensure_ir(weights: Path, weights_revision: str, layer: int, precision: str) 
     temporary folder beside it and renamed into place; a damaged folder is built again, saying so."""
     require_openvino(f"e5-small path openvino-{precision}")
     tools = toolchain()
-    folder = ir_folder(weights, weights_revision, layer, precision)
+    folder = ir_folder(weights_revision, layer, precision, tools)
     expected = {"builder_version": BUILDER_VERSION, "weights_revision": weights_revision, "layer": layer,
                 "precision": precision, "build_isa": BUILD_ISA, "openvino": tools["openvino"],
                 "nncf": tools["nncf"] if precision == "int8" else None,
