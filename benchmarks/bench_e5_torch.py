@@ -163,7 +163,7 @@ def torch_variant(attn: str | None = None, compile: bool = False):
 
     from xsimpp.encoders import create_encoder
 
-    enc = create_encoder("e5-small")
+    enc = create_encoder("e5-small", path="torch-float32")
     model = with_attention(enc._model, attn)
     if compile:
         model = torch.compile(model, dynamic=True)
@@ -202,7 +202,7 @@ def main() -> int:
     import tempfile
 
     t = time.perf_counter()
-    fp32 = create_encoder("e5-small")
+    fp32 = create_encoder("e5-small", path="torch-float32")
     fp32.encode(sents[:2])  # first use unpacks the weights once
     load_torch = time.perf_counter() - t
     print(f"transformers attention implementation of the fp32 path: {fp32._model.config._attn_implementation}")
