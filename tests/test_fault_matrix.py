@@ -15,6 +15,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import subprocess
 import sys
 import traceback
 from dataclasses import dataclass
@@ -655,7 +656,17 @@ def grade(case: Case, tmp: Path, mp) -> tuple[str, str]:
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_fault_case(case, tmp_path, monkeypatch, isolated_home):
-    g, what = grade(case, tmp_path, monkeypatch)
+    if case.kind == "signal":
+        # In a fresh process, as a user's run is signalled: a SIGTERM raised inside the pytest process
+        # after earlier tests had run OpenVINO models in it crashed that process (exit 139; not
+        # reproduced by the same models in a fresh process, nor by a real `xsimpp eval` killed while
+        # encoding through OpenVINO, which exits 143 with its one sentence).
+        r = subprocess.run([sys.executable, __file__, str(CASES.index(case))], capture_output=True, text=True,
+                           timeout=300)
+        mark = [ln for ln in r.stdout.splitlines() if ln.startswith("@@")]
+        g, what = mark[-1][2:].split("\t", 1) if mark else ("bad", f"process died (exit {r.returncode})")
+    else:
+        g, what = grade(case, tmp_path, monkeypatch)
     assert g == "good", what
 
 
@@ -681,8 +692,6 @@ def _grade_one(i: int) -> None:  # pragma: no cover - a child process of the tab
 
 
 if __name__ == "__main__":  # pragma: no cover - the table for a closing note
-    import subprocess
-
     if len(sys.argv) > 1 and sys.argv[1] != "--new":
         _grade_one(int(sys.argv[1]))
         sys.exit(0)
