@@ -90,10 +90,12 @@ class E5Small(HFEncoder):
                                     f"{onednn_isa()}: use path=openvino-float32 or torch-float32")
         self.path = path
         self._ir_sha = self._ov_tok = self._ov_model = None
-        if path.startswith("openvino"):
+        # the OpenVINO precision (e5_openvino.PRECISIONS): "float32", "int8-dynamic" or "int8"
+        self._precision = path.split("-", 1)[1] if path.startswith("openvino") else None
+        if self._precision:
             from .e5_openvino import ensure_ir
 
-            self._ir_folder, self._ir_sha = ensure_ir(self.folder, super().revision, self.layer, path.split("-", 1)[1])
+            self._ir_folder, self._ir_sha = ensure_ir(self.folder, super().revision, self.layer, self._precision)
 
     @property
     def id(self) -> str:
@@ -111,7 +113,7 @@ class E5Small(HFEncoder):
         if self._ir_sha is not None:
             from .e5_openvino import numerics
 
-            cfg["numerics"] = numerics(self.path.split("-", 1)[1])
+            cfg["numerics"] = numerics(self._precision)
         return cfg
 
     def encode(self, sentences: Sequence[str], *, lang: str | None = None,
@@ -125,7 +127,7 @@ class E5Small(HFEncoder):
 
             with loading_model(self.name, self.folder):
                 self._ov_tok = AutoTokenizer.from_pretrained(str(self.folder))
-            dynamic = self.path == "openvino-int8-dynamic"
+            dynamic = self._precision == "int8-dynamic"
             self._ov_model = OpenVINOModel(self._ir_folder, dynamic_group=DYNAMIC_GROUP_SIZE if dynamic else None)
         ids, _, _ = tokenize(self._ov_tok, sentences, max_length=self.max_length, prompt=self.prompt)
         return self._ov_model.pool(ids, pad_id(self._ov_tok), self.max_tokens, self.batch_size, progress)
