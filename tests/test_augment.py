@@ -408,3 +408,17 @@ def test_eval_takes_either_style_and_signs_it(nlp, nltk_ner, tmp_path, capsys, i
     assert "negatives:paper" in sig and "margin:absolute" in sig and "protocol:xsimpp-paper" in sig
     assert main(base + ["--protocol", "xsimpp-paper", "--style", "strict"]) == 2
     assert main(base + ["--protocol", "xsimpp-paper", "--margin", "distance"]) == 2
+    # the strict build names its generator, and the signature carries it; a build of an older
+    # generator (a pre-0.7 sidecar names none: strict-1) is passed over by `auto`, never used silently
+    assert "negatives_generator:strict-2" in signature()
+    strict = isolated_home / "augmented" / "flores200" / "dev_augmented" / "strict"
+    meta_file = strict / "eng_Latn_augmented.dev.meta.json"
+    meta = json.loads(meta_file.read_text(encoding="utf-8"))
+    del meta["info"]["generator"]
+    meta_file.write_text(json.dumps(meta), encoding="utf-8")
+    capsys.readouterr()
+    assert main(base + ["--style", "strict"]) == 2
+    err = capsys.readouterr().err
+    assert "generator strict-1" in err and "strict-2" in err and "xsimpp augment flores200 --split dev" in err
+    sig = signature("--style", "strict", "--augmented", str(strict))  # named explicitly: scored, as it is
+    assert "negatives:strict" in sig and "negatives_generator" not in sig

@@ -223,6 +223,15 @@ NUMBER = [
     ('The vote was 52 to 48.', ['The vote was 59 to 55.']),
     ('The film lasts two and a half hours.', ['The film lasts seven and a half hours.']),
     ('Give me one more chance.', ['Give me seven more chances.']),
+    # a bare year-shaped number the tagger calls CARDINAL moves as a year (strict-2; was "In 8996")
+    ('In 1624,Dutch East India Company establishes a base in southwestern Taiwan.',
+     ['In 1649,Dutch East India Company establishes a base in southwestern Taiwan.']),
+    ('About 1500 people attended the rally.', ['About 1525 people attended the rally.']),
+    ('Between 1995 and 2001 the club won 1200 games.',
+     ['Between 2020 and 2026 the club won 1200 games.', 'Between 1995 and 2001 the club won 1194 games.']),
+    # ... unless it is a 24-hour time: another valid HHMM
+    ('The vehicle itself was taken away from the scene of the accident at approximately 1200 GMT on the same day.',
+     ['The vehicle itself was taken away from the scene of the accident at approximately 1230 GMT on the same day.']),
 ]
 
 

@@ -34,7 +34,7 @@ def _variants(sentence, names, items, seed=0):
     analysis = EnglishAnalysis([names], [{}], {"spacy_model": "test"})
     aug = build_target_augmented([sentence], analysis, "fra_Latn", seed=seed, categories=["entity"],
                                  pool_items=items, pool_info={"files": ["test"]}, swaps_per_entity=5)
-    assert aug.info["generator"] == "xlang-2" and "context-matched" in aug.info["entity_projection"]
+    assert aug.info["generator"] == "xlang-3" and "context-matched" in aug.info["entity_projection"]
     return aug.variants
 
 

@@ -296,10 +296,23 @@ def test_shared_forward_pass_equals_each_members_own_vectors(tmp_path):
     (lambda t: t.replace("[mining]", "[mining"), "not valid TOML"),
     (lambda t: t.replace("unpaired_sources = 0 ", "unpaired_sources = -1 "), "unpaired_sources must be 0"),
     (lambda t: t.replace("unpaired_sources = 0 ", "unpaired_sources = 5 "), "'flores200-dev' cannot also be"),
+    (lambda t: t.replace("xsimpp_extra_margins = []", 'xsimpp_extra_margins = ["ratio"]'), "repeats a margin"),
+    (lambda t: t.replace("xsimpp_extra_margins = []", 'xsimpp_extra_margins = ["abs"]'), "margin 'abs' is not one of"),
 ])
 def test_config_errors_are_one_sentence(edit, message):
     with pytest.raises(BadInputError, match=message):
         parse_config(edit(PRESETS["small"]), "test.toml")
+
+
+def test_extra_xsimpp_margins_are_columns_of_their_own():
+    from xsimpp.study.run import proxy_names
+
+    plain = parse_config(PRESETS["small"])
+    assert plain.xsimpp_extra_margins == [] and "xsimpp_extra_margins" not in plain.to_json()  # study.json as before
+    cfg = parse_config(PRESETS["small"].replace("xsimpp_extra_margins = []", 'xsimpp_extra_margins = ["absolute"]'))
+    names = proxy_names(cfg, ["strict"])
+    assert names[-1] == "xsim++[strict,absolute]" and "xsim++[strict]" in names
+    assert cfg.to_json()["xsimpp_extra_margins"] == ["absolute"]
 
 
 def test_presets_parse_and_cli_errors_exit_2(tmp_path, capsys):
@@ -409,7 +422,7 @@ def _target_data(target: str = TARGET, negatives: bool = True) -> StudyData:
         nt = Bitext("ntrex128", "test", lang, target, [f"{lang} ntrex {i}" for i in range(5)], TGT_NTREX)
         langs.append(LanguageData(lang, fl, nt))
     aug = AugmentedTargets(target, "devtest", [NEGATIVE], {NEGATIVE: {"src": TGT_FLORES[1], "errtype": "number"}},
-                           style="strict", meta={"info": {"categories": ["entity", "number"], "generator": "xlang-2"}})
+                           style="strict", meta={"info": {"categories": ["entity", "number"], "generator": "xlang-3"}})
     return StudyData(langs, {"strict": aug} if negatives else {},
                      Distractors(list(DISTRACTORS), {"hand": 8}, {"hand": 8}), target=target)
 
@@ -455,6 +468,16 @@ def test_a_non_english_target_by_hand():
     assert "8 por_Latn distractors" in html and "source and por_Latn" in html
     with pytest.raises(BadInputError, match="target is eng_Latn but the data's is por_Latn"):
         run_study(_config(), data, encoders)
+    # xsimpp_extra_margins: a column per extra margin, equal to that margin's own xsim++ column
+    both = run_study(_config(target="por", xsimpp_styles=["strict"], xsimpp_margin="absolute", tatoeba=False,
+                             xsimpp_extra_margins=["distance"]), data, encoders)
+    alone = run_study(_config(target="por", xsimpp_styles=["strict"], xsimpp_margin="distance", tatoeba=False),
+                      data, encoders)
+    assert "xsim++[strict,distance]" in {p.proxy for p in both.rankings["mining_f1"].proxies}
+    for b, a, c in zip(both.cells, alone.cells, res.cells):
+        assert b["xsim++[strict,distance]"] == a["xsim++[strict]"] and b["xsim++[strict]"] == c["xsim++[strict]"]
+        assert b["err_strict,distance_number"] == a["err_strict_number"]
+    assert sum(r.metric == "xsim++" for r in both.records) == 2 * sum(r.metric == "xsim++" for r in res.records)
 
 
 def test_the_english_default_is_the_study_before_targets():

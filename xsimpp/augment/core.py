@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Iterable, Optional, Sequence
 
 from ..version import __version__
-from ..datasets.base import STYLES
+from ..datasets.base import STRICT_GENERATOR, STYLES
 from ..errors import BadInputError, MissingResourceError
 from ..textio import atomic_write_many, file_sha256, json_text, read_lines
 from . import resources
@@ -167,6 +167,8 @@ def build_augmented(
     strict = style == "strict"
 
     info: dict = {"style": style, "categories": cats, "seed": seed, "max_per_category": max_per_category}
+    if strict:
+        info["generator"] = STRICT_GENERATOR
     use_entity = "entity" in cats
     nlp, model = resources.load_spacy()
     info["spacy_model"] = model

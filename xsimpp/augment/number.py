@@ -57,7 +57,7 @@ _AMPM_RE = re.compile(r"^\s*(?:a\.?m\.?|p\.?m\.?)", re.IGNORECASE)
 class Slot(NamedTuple):
     start: int  # character offsets in the sentence
     end: int
-    kind: str  # time, ordinal, year, day, number, month, weekday, word, range
+    kind: str  # time, clock, ordinal, year, day, number, month, weekday, word, range
     text: str
     context: tuple = ()  # kind-specific facts: (12-hour clock,), (decade,), (month index,), (percent,)
     # Strict style: ("plural", noun start, noun end, plural form) for "one year" -> "N years";
@@ -150,6 +150,8 @@ def _new_value(slot: Slot, rng: random.Random) -> Optional[str]:
         step = 10 if slot.context[0] else 1  # "1990s" -> "1960s"
         offset = rng.choice([d for d in range(-30, 31, step) if d])
         return str(int(old) + offset)
+    if slot.kind == "clock":  # a 24-hour "HHMM" time
+        return f"{rng.randint(0, 23):02d}{rng.randrange(0, 60, 5):02d}"
     if slot.kind == "day":
         days = calendar.monthrange(2001, slot.context[0] + 1)[1]  # non-leap year: always valid
         day = rng.randint(1, days)
@@ -359,13 +361,15 @@ def _range_value(slot: Slot, rng: random.Random) -> Optional[str]:
 
 def strict_slots(doc, slots: list[Slot]) -> list[Slot]:
     """Strict rules over a sentence's slots: numbers inside names are left alone ("Formula 1");
+    a bare number shaped like a year moves as a year, by at most 30 ("1624" -> "1611", never "9903");
     a scale word changes only with its number ("340 million" -> "527 million", never "340 hundred");
     ranges change as one ("1995-96"); "one" that counts a noun changes with the noun made plural
     ("one year ago" -> "five years ago"), and not at all in "one of", "no one", "one day", "one
     another", "one ... or another"; a number before a plural noun never becomes "one"."""
     text = doc.text
     kept: list[Slot] = []
-    slots = [sl for sl in slots if not (sl.kind in ("number", "word", "year", "ordinal") and _in_name(doc, sl))]
+    slots = [_year_shaped(text, sl) for sl in slots
+             if not (sl.kind in ("number", "word", "year", "ordinal") and _in_name(doc, sl))]
     for sl in _merge_ranges(text, _range_tails(text, slots)):
         if sl.kind == "range":
             kept.append(sl)
@@ -401,6 +405,20 @@ def strict_slots(doc, slots: list[Slot]) -> list[Slot]:
                 sl = sl._replace(agree=("no_one",))  # "four times", "2 goals": never "one times", "1 goals"
         kept.append(sl)
     return kept
+
+
+_CLOCK_AFTER = re.compile(r"\s*(?:GMT|UTC|hrs?\b|hours\b)")
+
+
+def _year_shaped(text: str, sl: Slot) -> Slot:
+    """A bare 1000-2099 the tagger did not put in a DATE ("In 1624,Dutch ..." is CARDINAL there)
+    moves as a year does, by at most 30: a random same-width value would turn a year into 9903.
+    A count of that size ("1500 people") stays a plausible count that way too."""
+    if sl.kind == "number" and re.fullmatch(r"1\d{3}|20\d{2}", sl.text):
+        if _CLOCK_AFTER.match(text[sl.end :]) and int(sl.text[:2]) < 24 and int(sl.text[2:]) < 60:
+            return sl._replace(kind="clock", agree=())  # "1200 GMT": another time of day, not a year
+        return sl._replace(kind="year", context=(text[sl.end : sl.end + 1] == "s",), agree=())
+    return sl
 
 
 def _preceded_by_number(before: str) -> bool:

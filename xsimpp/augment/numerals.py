@@ -212,6 +212,8 @@ def new_value(num: Numeral, lang: str, rng: random.Random) -> str:
     if slot.kind in ("year", "decade") and len(digits) == 4 and old.isdigit():
         step = 10 if slot.kind == "decade" or slot.context[:1] == (True,) else 1
         return _render(old, str(int(digits) + rng.choice([d for d in range(-30, 31, step) if d])))
+    if slot.kind == "clock" and len(digits) == 4:  # "1200 GMT" -> another valid HHMM
+        return _render(old, f"{rng.randint(0, 23):02d}{rng.randrange(0, 60, 5):02d}")
     if slot.kind == "day" and len(digits) <= 2:
         # the same width: "5" -> 2-9, "05" -> 01-28, "15" -> 10-28 (a day every month has)
         day = rng.randint(2, 9) if len(digits) == 1 else rng.randint(1 if digits[0] == "0" else 10, 28)

@@ -35,6 +35,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Collection, Iterable, Mapping, Optional, Sequence
 
+from ..datasets.base import TARGET_GENERATOR
 from ..errors import BadInputError
 from .core import (CATEGORIES, DEFAULT_MAX_PER_CATEGORY, DEFAULT_SWAPS_PER_ENTITY, DEFAULT_VALUES_PER_NUMBER,
                    STRICT_MIN_COUNT, AugmentedSet, _check_sentences, _rng, load_entity_pool)
@@ -46,7 +47,7 @@ from .spans import is_sentence_initial
 from .numerals import NUM2WORDS, english_values, numeral_variants, target_numerals
 from .pool import PoolEntry
 
-GENERATOR = "xlang-2"  # bump when the target generator's output changes
+GENERATOR = TARGET_GENERATOR  # bumped (in datasets.base) when the target generator's output changes
 ENGLISH = "eng_Latn"
 _WORD = re.compile(r"\w+")
 

@@ -111,9 +111,29 @@ class AugmentedTargets:
         cats = info.get("categories") if isinstance(info, dict) else None
         return tuple(cats) if isinstance(cats, list) and cats else KNOWN_ERRTYPES
 
+    @property
+    def generator(self) -> str | None:
+        """The strict generator that built these negatives ("strict-1" for an English strict build
+        that predates the record); None for the paper style and LASER's files (one version each)."""
+        info = self.meta.get("info")
+        recorded = info.get("generator") if isinstance(info, dict) else None
+        if recorded is not None:
+            return str(recorded)
+        return "strict-1" if self.style == "strict" else None
+
+    @property
+    def current_generator(self) -> str:
+        """The strict generator this version builds for this target language."""
+        return STRICT_GENERATOR if self.lang == "eng_Latn" else TARGET_GENERATOR
+
+    def stale(self) -> bool:
+        """Built by another strict generator than the one this version builds."""
+        return self.generator is not None and self.generator != self.current_generator
+
     def signature_view(self) -> dict[str, str]:
-        """What an xsim++ signature adds for negatives of a non-English target's generator: its
-        version, the categories it has and its causality rules' version (English's add nothing)."""
+        """What an xsim++ signature adds for negatives whose generator is recorded (strict builds): its
+        version, the categories they have and the causality rules' version (older English builds and
+        the paper style add nothing)."""
         info = self.meta.get("info")
         if not isinstance(info, dict) or "generator" not in info:
             return {}
@@ -152,6 +172,11 @@ class AugmentedTargets:
 # them, so the writer (augment), the readers (tasks) and the study name the same ones.
 STYLES = ("strict", "paper")
 LASER_PUBLISHED = "laser-published"
+# The strict generators' versions, in every sidecar `xsimpp augment` writes (bump when a generator's
+# output changes): ``--augmented auto`` passes over a build of an older one, so no result rests on
+# negatives this version would not make. English sidecars of before 0.7 record none: "strict-1".
+STRICT_GENERATOR = "strict-2"  # English (strict-2: a bare year-shaped number moves as a year, by <= 30)
+TARGET_GENERATOR = "xlang-3"  # every other target language (xlang-3: likewise)
 
 
 def augmented_file_names(lang: str, split: str) -> tuple[str, str]:

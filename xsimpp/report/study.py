@@ -178,7 +178,8 @@ def study_html(result, plots: dict[str, bytes], truths: dict[str, str]) -> str:
         "/ pairs over all languages, with a bootstrap CI over pairs; PERM-BOTH p tests whether the best proxy's "
         "accuracy differs from this one's (two-sided; pairs within a language are not independent, so treat CIs "
         "as optimistic). Proxy names: xsim[margin], xsim++[style] and xsim++[style:types] (counting only errors "
-        "of those types; misaligned = any other wrong neighbour).</p>")
+        "of those types; misaligned = any other wrong neighbour), xsim++[style,margin] (xsim++ with another "
+        "margin).</p>")
     for note in result.notes:
         parts.append(f"<p class=meta>Note: {html.escape(note)}</p>")
     for gt, rep in result.rankings.items():

@@ -44,6 +44,7 @@ seed = <seed>
 xsim_margins = <xsim_margins>
 xsimpp_styles = ["strict"]   # "paper" too in the large preset (21 000 more lines to encode here)
 xsimpp_margin = <xsimpp_margin>
+xsimpp_extra_margins = <xsimpp_extra_margins>   # xsim++ also with these margins ("absolute": the paper's), totals only
 error_type_subsets = <error_type_subsets>             # xsim++ counting only each non-empty set of error types
 tatoeba = <tatoeba>
 
@@ -149,6 +150,7 @@ seed = <seed>
 xsim_margins = <xsim_margins>
 xsimpp_styles = <xsimpp_styles>
 xsimpp_margin = <xsimpp_margin>
+xsimpp_extra_margins = <xsimpp_extra_margins>
 error_type_subsets = <error_type_subsets>             # the paper's question is also which error types rank checkpoints
 tatoeba = false
 
@@ -230,6 +232,9 @@ class StudyConfig:
     xsim_margins: list[str] = field(default_factory=lambda: [DEFAULT_MARGIN, "absolute"])
     xsimpp_styles: list[str] = field(default_factory=lambda: list(STYLES))
     xsimpp_margin: str = DEFAULT_MARGIN
+    # xsim++ also with these margins: columns ``xsim++[style,margin]`` (the total; no error-type
+    # subsets), e.g. "absolute", the xSIM++ paper's own margin beside LASER's ratio
+    xsimpp_extra_margins: list[str] = field(default_factory=list)
     error_type_subsets: bool = True
     tatoeba: bool = True
     task_proxies: list[TaskProxy] = field(default_factory=list)  # [[proxies.task]]
@@ -257,6 +262,8 @@ class StudyConfig:
             d.pop("target")
         if not d["task_proxies"]:  # likewise
             d.pop("task_proxies")
+        if not d["xsimpp_extra_margins"]:  # likewise
+            d.pop("xsimpp_extra_margins")
         return d
 
 
@@ -264,7 +271,8 @@ class StudyConfig:
 # [mining] ones are the mining-f1 task's knobs).
 TABLES = {
     "study": ("name", "languages", "target", "flores_lines", "ntrex_lines", "tatoeba_lines", "seed"),
-    "proxies": ("xsim_margins", "xsimpp_styles", "xsimpp_margin", "error_type_subsets", "tatoeba"),
+    "proxies": ("xsim_margins", "xsimpp_styles", "xsimpp_margin", "xsimpp_extra_margins", "error_type_subsets",
+                "tatoeba"),
     "mining": ("distractors", "whole_sources", "fill_sources", "margin", "k", "folds", "fixed_threshold",
                "unpaired_sources"),
     "analysis": ("bootstrap", "permutations", "confidence"),
@@ -508,9 +516,13 @@ def check_config(cfg: StudyConfig) -> None:
     if cfg.flores_lines and cfg.flores_lines < cfg.folds:
         raise BadInputError(f"[study] flores_lines ({cfg.flores_lines}) is smaller than [mining] folds ({cfg.folds})")
     mining_knobs(cfg)
-    for m in cfg.xsim_margins + [cfg.xsimpp_margin]:
+    for m in cfg.xsim_margins + [cfg.xsimpp_margin] + cfg.xsimpp_extra_margins:
         if m not in MARGINS:
             raise BadInputError(f"margin '{m}' is not one of {', '.join(MARGINS)}")
+    extra = cfg.xsimpp_extra_margins
+    if cfg.xsimpp_margin in extra or len(set(extra)) != len(extra):
+        raise BadInputError(f"[proxies] xsimpp_extra_margins {extra} repeats a margin (xsimpp_margin is "
+                            f"{cfg.xsimpp_margin!r}): each xsim++ margin is one column")
     for s in cfg.xsimpp_styles:
         if s not in STYLES:
             raise BadInputError(f"[proxies] xsimpp_styles: '{s}' is not one of {', '.join(STYLES)}")

@@ -57,6 +57,7 @@ def proxy_names(cfg: StudyConfig, styles: list[str], types: dict[str, tuple[str,
         if cfg.error_type_subsets:
             names += [f"xsim++[{style}:{'+'.join(t)}]"
                       for t in all_error_type_subsets((types or {}).get(style, ERROR_TYPES))]
+        names += [f"xsim++[{style},{m}]" for m in cfg.xsimpp_extra_margins]
     return names
 
 
@@ -173,6 +174,13 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
                     for subset in all_error_type_subsets(types[style]):
                         row[f"xsim++[{style}:{'+'.join(subset)}]"] = restricted_rate(r.error_types, subset, r.n)
                 records += [rec for rec in res.records if rec.metric == "xsim++"]
+                for m in cfg.xsimpp_extra_margins:
+                    res = run_prepared(xsim_task, member, XsimData([fl], aug), XsimSettings(margin=m, k=cfg.k), run)
+                    r = res.report.pairs[0].xsimpp
+                    row[f"xsim++[{style},{m}]"] = r.error_rate
+                    for t in ERROR_TYPES:
+                        row[f"err_{style},{m}_{t}"] = {str(k).lower(): v for k, v in r.error_types.items()}.get(t, 0)
+                    records += [rec for rec in res.records if rec.metric == "xsim++"]
             if ld.tatoeba is not None:
                 res = run_prepared(tatoeba_task, member, [ld.tatoeba], TatoebaSettings(margin="absolute"), run)
                 row["tatoeba"] = res.report.langs[0].result.mean("text")  # already in %

@@ -168,18 +168,28 @@ def find_augmented(spec: str | Path | None, dataset, lang: str, allow_errtypes=(
     name = f"{lang}_augmented.{dataset.split}"
     if str(spec) == "auto":
         tried = dataset.augmented_dirs()
+        stale = None  # an older generator's build: passed over (its numbers are not this version's)
         for base in tried:
             for d in _style_dirs(base, style):
                 if (d / name).is_file() and _style_ok(augmented_style(d, lang, dataset.split), style):
-                    return load_augmented(d, lang, dataset.split, allow_errtypes)
+                    aug = load_augmented(d, lang, dataset.split, allow_errtypes)
+                    if not aug.stale():
+                        return aug
+                    stale = stale or aug
         where = ", ".join(str(d) for d in tried) or "(no default location for this dataset)"
+        build = (f" --lang {lang}" if lang != dataset.default_target else "") + (f" --style {style}" if style else "")
+        if stale is not None:
+            raise MissingResourceError(
+                f"The augmented {lang} data in {stale.directory} was built by generator {stale.generator} of an "
+                f"earlier xsimpp, not this version's {stale.current_generator}; "
+                f"rebuild it with `xsimpp augment {dataset.name} --split {dataset.split}{build}` (or pass it as "
+                f"--augmented DIR to score the old negatives, signed with their generator)")
         if lang != dataset.default_target and style == PAPER_PROTOCOL["style"]:
             raise MissingResourceError(
                 f"No paper-style augmented {lang} data for {dataset.name} {dataset.split}: the paper's method is "
                 f"English-only; score strict negatives (drop --style paper / --protocol xsimpp-paper), built with "
                 f"`xsimpp augment {dataset.name} --split {dataset.split} --lang {lang}`")
         which = f"{style}-style " if style else ""
-        build = (f" --lang {lang}" if lang != dataset.default_target else "") + (f" --style {style}" if style else "")
         laser = (f", fetch LASER's published ones with `xsimpp download laser_xsimpp --split {dataset.split}`"
                  if dataset.name == "flores200" and lang == "eng_Latn" and style != "strict" else "")
         raise MissingResourceError(
