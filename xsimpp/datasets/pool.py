@@ -11,10 +11,22 @@ With a non-English target T every source offers its T side (``TARGET_SIDES``; "{
 source's own spelling of a language, which ``resolve_language`` maps to FLORES-200: NTREX "swa",
 Tatoeba "fra"); a source without T's side adds no line (OLDI seed has eng/fur/ita only), with a
 note, and never English in its place.
+
+Near-duplicates (``add_near_duplicates``): a pool of unrelated lines cannot make a miner pay for
+confusing a translation with an almost-identical sentence, which web-scale mining meets constantly.
+N lines per gold target line are added on top of the pool, of one kind:
+- ``natural``: the N lines of the distractor sources closest to the gold line by chrF (sacrebleu)
+  that are not already in the pool or gold: real text, but in these corpora mostly a sentence on the
+  same topic rather than a copy;
+- ``deletion``: the gold line with one contiguous run of a quarter to a half of its words deleted (a
+  partial translation, what margin mining is known to pick up). Not xsim++'s generator (no causality,
+  entity or number edit), so a proxy is not scored by its own negatives; what it shares with xsim++
+  is only that a model must see that something is missing.
 """
 
 from __future__ import annotations
 
+import random
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -156,3 +168,79 @@ def build_distractors(whole: list[str], fill: list[str], size: int, seed: int, e
         taken[ln] = None
         per_source[s] = per_source.get(s, 0) + 1
     return Distractors(list(taken), per_source, available, notes)
+
+
+NEAR_DUPLICATE_KINDS = ("deletion", "natural")
+_NATURAL_SHORTLIST = 50  # chrF is computed on the char n-gram TF-IDF nearest candidates only
+
+
+def deletion_variants(line: str, n: int, rng: random.Random) -> list[str]:
+    """Up to ``n`` distinct copies of ``line`` with one contiguous run of 1/4 to 1/2 of its words
+    deleted (lines of fewer than 4 words give none)."""
+    words = line.split()
+    if len(words) < 4:
+        return []
+    spans = [(start, length) for length in range(max(1, round(len(words) / 4)), len(words) // 2 + 1)
+             for start in range(len(words) - length + 1)]
+    rng.shuffle(spans)
+    out: dict[str, None] = {}
+    for start, length in spans:
+        if len(out) == n:
+            break
+        out.setdefault(" ".join(words[:start] + words[start + length:]), None)
+    return list(out)
+
+
+def natural_neighbours(gold: list[str], candidates: list[str], n: int) -> list[list[str]]:
+    """For each gold line the ``n`` candidates with the highest sentence chrF to it (sacrebleu),
+    among the TF-IDF (character 3-5-grams, scikit-learn) nearest ``_NATURAL_SHORTLIST``."""
+    from sacrebleu.metrics import CHRF
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    if not candidates or not gold:
+        return [[] for _ in gold]
+    vec = TfidfVectorizer(analyzer="char_wb", ngram_range=(3, 5), min_df=1, sublinear_tf=True)
+    cand = vec.fit_transform(candidates)
+    sims = (vec.transform(gold) @ cand.T).toarray()
+    chrf = CHRF()
+    out = []
+    for i, line in enumerate(gold):
+        short = np.argsort(-sims[i], kind="stable")[: max(n, _NATURAL_SHORTLIST)]
+        scored = sorted(((chrf.sentence_score(candidates[j], [line]).score, -int(j)) for j in short), reverse=True)
+        out.append([candidates[-j] for _, j in scored[:n]])
+    return out
+
+
+def add_near_duplicates(pool: Distractors, gold: list[str], n: int, kind: str, seed: int, exclude: set[str],
+                        roots: list[Path], sources: list[str], target: str = ENGLISH) -> Distractors:
+    """``pool`` plus ``n`` near-duplicates of every distinct gold target line (see the module
+    docstring), none a gold line, an excluded line or a pool line; appended after the pool, so the
+    pool itself is the same at every density."""
+    if kind not in NEAR_DUPLICATE_KINDS:
+        raise BadInputError(f"near-duplicate kind '{kind}' is not one of {', '.join(NEAR_DUPLICATE_KINDS)}")
+    if n <= 0:
+        return pool
+    gold = list(dict.fromkeys(normalise(g) for g in gold))
+    taken = set(pool.lines) | exclude | set(gold)
+    if kind == "deletion":
+        per_gold = [deletion_variants(g, n + 4, random.Random(f"{seed}:{g}")) for g in gold]
+    else:
+        cands: dict[str, None] = {}
+        for name in sources:
+            for ln in read_source(name, roots, target) or []:
+                if ln not in taken:
+                    cands.setdefault(ln, None)
+        per_gold = natural_neighbours(gold, list(cands), n + 4)
+    added: dict[str, None] = {}
+    short = 0
+    for variants in per_gold:
+        fresh = [v for v in variants if v not in taken and v not in added][:n]
+        short += n - len(fresh)
+        added.update(dict.fromkeys(fresh))
+    notes = list(pool.notes)
+    if short:
+        notes.append(f"{short} of the {n * len(gold)} near-duplicates ({kind}) asked for could not be made (short "
+                     f"or repeated gold lines): the pool has {len(added)}")
+    key = f"near-duplicates:{kind}"
+    return Distractors(pool.lines + list(added), {**pool.per_source, key: len(added)},
+                       {**pool.available, key: len(added)}, notes)

@@ -57,6 +57,8 @@ k = <k>
 folds = <folds>
 fixed_threshold = <fixed_threshold>  # LASER's usual ratio-margin cut, as a miner runs it
 unpaired_sources = <unpaired_sources>    # FLORES dev source lines per language with no translation in the pool (0 = none)
+near_duplicates = <near_duplicates>     # near-duplicates of every gold line added to the pool (0 = none)
+near_duplicate_kind = <near_duplicate_kind>   # "deletion" (a partial translation) or "natural" (closest lines by chrF)
 
 [analysis]
 bootstrap = <bootstrap>
@@ -163,6 +165,8 @@ k = <k>
 folds = <folds>
 fixed_threshold = <fixed_threshold>
 unpaired_sources = 300  # FLORES dev source lines per language with no translation among the targets
+near_duplicates = <near_duplicates>
+near_duplicate_kind = <near_duplicate_kind>
 
 [analysis]
 bootstrap = <bootstrap>
@@ -247,6 +251,8 @@ class StudyConfig:
     folds: int = MiningSettings.folds
     fixed_threshold: float = MiningSettings.fixed_threshold
     unpaired_sources: int = MiningSource.unpaired_sources
+    near_duplicates: int = MiningSource.near_duplicates
+    near_duplicate_kind: str = MiningSource.near_duplicate_kind
     bootstrap: int = 1000
     permutations: int = 1000
     confidence: float = 0.95
@@ -264,6 +270,9 @@ class StudyConfig:
             d.pop("task_proxies")
         if not d["xsimpp_extra_margins"]:  # likewise
             d.pop("xsimpp_extra_margins")
+        if not d["near_duplicates"]:  # likewise
+            d.pop("near_duplicates")
+            d.pop("near_duplicate_kind")
         return d
 
 
@@ -274,7 +283,7 @@ TABLES = {
     "proxies": ("xsim_margins", "xsimpp_styles", "xsimpp_margin", "xsimpp_extra_margins", "error_type_subsets",
                 "tatoeba"),
     "mining": ("distractors", "whole_sources", "fill_sources", "margin", "k", "folds", "fixed_threshold",
-               "unpaired_sources"),
+               "unpaired_sources", "near_duplicates", "near_duplicate_kind"),
     "analysis": ("bootstrap", "permutations", "confidence"),
 }
 
@@ -537,6 +546,7 @@ def mining_knobs(cfg: StudyConfig) -> tuple[MiningSource, MiningSettings]:
     try:
         source = MiningSource(langs=cfg.languages, flores_lines=cfg.flores_lines, ntrex_lines=cfg.ntrex_lines,
                               unpaired_sources=cfg.unpaired_sources, whole_sources=tuple(cfg.whole_sources),
+                              near_duplicates=cfg.near_duplicates, near_duplicate_kind=cfg.near_duplicate_kind,
                               fill_sources=tuple(cfg.fill_sources))
         settings = MiningSettings(margin=cfg.margin, k=cfg.k, folds=cfg.folds, seed=cfg.seed,
                                   fixed_threshold=float(cfg.fixed_threshold), distractors=cfg.distractors)

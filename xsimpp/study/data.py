@@ -35,9 +35,9 @@ from ..datasets.languages import resolve_language
 from ..datasets.pool import ENGLISH, Distractors, build_distractors
 from ..errors import BadInputError, MissingResourceError
 from ..paths import data_dirs
-from ..tasks.mining import MiningData, MiningLanguage, gold_languages, head
+from ..tasks.mining import MiningData, MiningLanguage, gold_languages, head, near_view, with_near_duplicates
 from .target_negatives import augment_flores_target
-from .config import StudyConfig, check_target
+from .config import StudyConfig, check_target, mining_knobs
 
 
 @dataclass
@@ -56,12 +56,13 @@ class StudyData:
     target: str = ENGLISH  # the language every gold pair translates into; the distractors' language
     # (task proxy column, language) -> (data, settings) its task loaded and checked ([[proxies.task]])
     task_proxies: dict[tuple[str, str], tuple] = field(default_factory=dict)
+    near_duplicates: dict = field(default_factory=dict)  # the mining records' signature view (tasks.mining.near_view)
 
     def mining_data(self, name: str, lang: LanguageData) -> MiningData:
         """The mining-f1 task's data for one language, signed as every study record is: the study's
         name, split ``gold+distractors`` and the checksum of all the study scores."""
         return MiningData([lang], self.distractors, self.target, dataset=f"study:{name}",
-                          split="gold+distractors", checksum=self.checksum)
+                          split="gold+distractors", checksum=self.checksum, near_duplicates=self.near_duplicates)
 
     def target_sides(self) -> list[str]:
         """Every target-language line the study encodes (gold sides, negatives, Tatoeba, distractors)."""
@@ -165,10 +166,12 @@ def load_study_data(cfg: StudyConfig, data_dir=None) -> StudyData:
                                   errtypes={ln.strip(): aug.errtypes[ln.strip()] for ln in lines})
         aug.check_sources(languages[0].flores.tgt, gold_lines)
         augmented[style] = aug
-    distractors = build_distractors(list(cfg.whole_sources), list(cfg.fill_sources), cfg.distractors, cfg.seed,
-                                    exclude, data_dirs(data_dir), target)
+    source = mining_knobs(cfg)[0]
+    distractors = with_near_duplicates(source, languages, build_distractors(
+        list(cfg.whole_sources), list(cfg.fill_sources), cfg.distractors, cfg.seed, exclude, data_dirs(data_dir), target),
+        cfg.seed, exclude, target)
     proxies = load_task_proxies(cfg, languages, target, data_dir)
-    return StudyData(languages, augmented, distractors, notes + distractors.notes, target, proxies)
+    return StudyData(languages, augmented, distractors, notes + distractors.notes, target, proxies, near_view(source))
 
 
 def load_task_proxies(cfg: StudyConfig, languages: list[LanguageData], target: str, data_dir) -> dict:

@@ -28,7 +28,8 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..datasets.base import Bitext, text_checksum
-from ..datasets.pool import ENGLISH, SOURCES, Distractors, build_distractors, check_sources, normalise
+from ..datasets.pool import (ENGLISH, NEAR_DUPLICATE_KINDS, SOURCES, Distractors, add_near_duplicates, build_distractors,
+                             check_sources, normalise)
 from ..encoders.base import Encoder
 from ..engine import DEFAULT_MARGIN, MARGINS
 from ..errors import BadInputError
@@ -68,10 +69,17 @@ class MiningSource:
     fill_sources: tuple[str, ...] = knob(("tatoeba", "tatoeba-challenge"),
                                          "distractor sources sampled (seeded) up to --distractors",
                                          type=lambda s: tuple(x for x in s.split(",") if x), metavar="SOURCES")
+    near_duplicates: int = knob(0, "near-duplicates of every gold target line added to the pool (0 = none)", type=int)
+    near_duplicate_kind: str = knob("deletion", "deletion: the gold line with a run of its words deleted (a partial "
+                                    "translation); natural: the distractor sources' lines closest by chrF",
+                                    choices=NEAR_DUPLICATE_KINDS)
     data_dir: Any = knob(None, "data root (default: $XSIMPP_DATA_DIR, then the user data dir)", type=path)
 
     def __post_init__(self) -> None:
-        for name in ("flores_lines", "ntrex_lines", "unpaired_sources"):
+        if self.near_duplicate_kind not in NEAR_DUPLICATE_KINDS:
+            raise BadInputError(f"near-duplicate kind must be one of {', '.join(NEAR_DUPLICATE_KINDS)}, not "
+                                f"{self.near_duplicate_kind!r}")
+        for name in ("flores_lines", "ntrex_lines", "unpaired_sources", "near_duplicates"):
             _count(getattr(self, name), f"--{name.replace('_', '-')}")
         object.__setattr__(self, "whole_sources", tuple(self.whole_sources))
         object.__setattr__(self, "fill_sources", tuple(self.fill_sources))
@@ -131,6 +139,7 @@ class MiningData:
     split: str = "gold+distractors"
     checksum: str = ""
     notes: list[str] = field(default_factory=list)
+    near_duplicates: dict[str, Any] = field(default_factory=dict)  # near_view of the source: signed when set
 
     def __post_init__(self) -> None:
         if not self.checksum:
@@ -180,6 +189,23 @@ def gold_languages(codes: Sequence[str], target: str, flores_lines: int, ntrex_l
         for _, bt in ld.gold_sources:
             exclude.update(normalise(t) for t in bt.tgt)
     return languages, notes, exclude
+
+
+def with_near_duplicates(source: MiningSource, languages: list[MiningLanguage], pool: Distractors, seed: int,
+                         exclude: set[str], target: str) -> Distractors:
+    """The pool plus ``source.near_duplicates`` near-duplicates of every gold target line."""
+    from ..paths import data_dirs
+
+    gold = [t for ld in languages for _, bt in ld.gold_sources for t in bt.tgt]
+    return add_near_duplicates(pool, gold, source.near_duplicates, source.near_duplicate_kind, seed, exclude,
+                               data_dirs(source.data_dir), list(source.whole_sources + source.fill_sources), target)
+
+
+def near_view(source: MiningSource) -> dict[str, Any]:
+    """What near-duplicates add to a mining record's signature (nothing without them)."""
+    if not source.near_duplicates:
+        return {}
+    return {"near_duplicates": source.near_duplicates, "near_duplicate_kind": source.near_duplicate_kind}
 
 
 def source_codes(langs, target: str, what: str = "--langs") -> list[str]:
@@ -319,9 +345,10 @@ class MiningTask(Task):
         if settings.folds > min(len(ld.flores) for ld in languages):
             raise BadInputError(f"--folds {settings.folds} is more than the {min(len(ld.flores) for ld in languages)} "
                                 "gold lines of a language")
-        pool = build_distractors(list(source.whole_sources), list(source.fill_sources), settings.distractors,
-                                 settings.seed, exclude, data_dirs(source.data_dir), target)
-        return MiningData(languages, pool, target, notes=notes + pool.notes)
+        pool = with_near_duplicates(source, languages, build_distractors(
+            list(source.whole_sources), list(source.fill_sources), settings.distractors, settings.seed, exclude,
+            data_dirs(source.data_dir), target), settings.seed, exclude, target)
+        return MiningData(languages, pool, target, notes=notes + pool.notes, near_duplicates=near_view(source))
 
     def sides(self, data: MiningData, settings: MiningSettings) -> list[tuple[str, Sequence[str]]]:
         out: list[tuple[str, Sequence[str]]] = []
@@ -345,6 +372,7 @@ class MiningTask(Task):
             view: dict[str, Any] = {**system, **({"unpaired_sources": len(ld.unpaired)} if ld.unpaired else {})}
             if data.target != ENGLISH:
                 view["target"] = data.target
+            view.update(data.near_duplicates)
             for metric in self.metrics:
                 if metric in row:
                     sig = sign(encoder, data.dataset, data.split, data.checksum, metric, settings, **view)
