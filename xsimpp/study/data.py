@@ -166,7 +166,7 @@ def load_study_data(cfg: StudyConfig, data_dir=None) -> StudyData:
                                   errtypes={ln.strip(): aug.errtypes[ln.strip()] for ln in lines})
         aug.check_sources(languages[0].flores.tgt, gold_lines)
         augmented[style] = aug
-    source = mining_knobs(cfg)[0]
+    source = dataclasses.replace(mining_knobs(cfg)[0], data_dir=data_dir)  # `natural` reads the study's data roots
     distractors = with_near_duplicates(source, languages, build_distractors(
         list(cfg.whole_sources), list(cfg.fill_sources), cfg.distractors, cfg.seed, exclude, data_dirs(data_dir), target),
         cfg.seed, exclude, target)
