@@ -206,8 +206,8 @@ def natural_neighbours(gold: list[str], candidates: list[str], n: int) -> list[l
     out = []
     for i, line in enumerate(gold):
         short = np.argsort(-sims[i], kind="stable")[: max(n, _NATURAL_SHORTLIST)]
-        scored = sorted(((chrf.sentence_score(candidates[j], [line]).score, -int(j)) for j in short), reverse=True)
-        out.append([candidates[-j] for _, j in scored[:n]])
+        score = {int(j): chrf.sentence_score(candidates[j], [line]).score for j in short}
+        out.append([candidates[j] for j in sorted(score, key=lambda j: (-score[j], j))[:n]])  # ties: corpus order
     return out
 
 

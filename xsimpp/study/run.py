@@ -164,22 +164,19 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
                 row[f"xsim[{m}]"] = res.report.pairs[0].xsim.error_rate
                 records += res.records
             for style, aug in data.augmented.items():
-                res = run_prepared(xsim_task, member, XsimData([fl], aug),
-                                   XsimSettings(margin=cfg.xsimpp_margin, k=cfg.k), run)
-                r = res.report.pairs[0].xsimpp
-                row[f"xsim++[{style}]"] = r.error_rate
-                for t in ERROR_TYPES:
-                    row[f"err_{style}_{t}"] = {str(k).lower(): v for k, v in r.error_types.items()}.get(t, 0)
-                if cfg.error_type_subsets:
-                    for subset in all_error_type_subsets(types[style]):
-                        row[f"xsim++[{style}:{'+'.join(subset)}]"] = restricted_rate(r.error_types, subset, r.n)
-                records += [rec for rec in res.records if rec.metric == "xsim++"]
-                for m in cfg.xsimpp_extra_margins:
+                # the main margin's columns are xsim++[style] (and its error-type subsets); each extra
+                # margin's xsim++[style,margin]
+                for m in [cfg.xsimpp_margin] + cfg.xsimpp_extra_margins:
+                    col = style if m == cfg.xsimpp_margin else f"{style},{m}"
                     res = run_prepared(xsim_task, member, XsimData([fl], aug), XsimSettings(margin=m, k=cfg.k), run)
                     r = res.report.pairs[0].xsimpp
-                    row[f"xsim++[{style},{m}]"] = r.error_rate
+                    row[f"xsim++[{col}]"] = r.error_rate
+                    counts = {str(k).lower(): v for k, v in r.error_types.items()}
                     for t in ERROR_TYPES:
-                        row[f"err_{style},{m}_{t}"] = {str(k).lower(): v for k, v in r.error_types.items()}.get(t, 0)
+                        row[f"err_{col}_{t}"] = counts.get(t, 0)
+                    if m == cfg.xsimpp_margin and cfg.error_type_subsets:
+                        for subset in all_error_type_subsets(types[style]):
+                            row[f"xsim++[{style}:{'+'.join(subset)}]"] = restricted_rate(r.error_types, subset, r.n)
                     records += [rec for rec in res.records if rec.metric == "xsim++"]
             if ld.tatoeba is not None:
                 res = run_prepared(tatoeba_task, member, [ld.tatoeba], TatoebaSettings(margin="absolute"), run)
