@@ -138,15 +138,23 @@ def study_dir(seed: int, near: int) -> str:
     return f"study-saturated-seed{seed}" + (f"-near{near}" if near else "")
 
 
-def study(seed: int, work: Path) -> dict:
+def study(seed: int, work: Path, done: dict, save) -> dict:
     """The seed's study at every density, one after the other: the later ones find every vector but
-    the near-duplicates' in the encoders' caches."""
-    out = {}
+    the near-duplicates' in the encoders' caches. A density already timed in `done` whose folder holds
+    a finished study of the same config is kept, so an interrupted `study` resumes where it stopped;
+    `save` records each density's time as soon as it is known."""
+    out = dict(done)
     for near in DENSITIES:
-        cfg = work / f"{study_dir(seed, near)}.toml"
-        cfg.write_text(config_text(seed, near), encoding="utf-8")
+        cfg, folder = work / f"{study_dir(seed, near)}.toml", work / study_dir(seed, near)
+        text = config_text(seed, near)
+        if (f"near{near}" in out and (folder / "study.json").is_file()
+                and (folder / "config.toml").is_file()
+                and (folder / "config.toml").read_text(encoding="utf-8") == text):
+            continue
+        cfg.write_text(text, encoding="utf-8")
         out[f"near{near}"] = timed([sys.executable, "-m", "xsimpp", "study", str(cfg), "--out", study_dir(seed, near),
                                     "--overwrite", "--no-progress"], work)
+        save(out)
     return out
 
 
@@ -329,10 +337,15 @@ def main() -> int:
         # each stage's time, kept in the workdir so `train` and `study` may run as separate calls
         log = args.workdir / f"timing-seed{seed}.json"
         timing = json.loads(log.read_text(encoding="utf-8")) if log.is_file() else {}
-        for stage, run in (("train", train), ("study", study)):
-            if args.cmd in ("run", stage):
-                timing[stage] = run(seed, args.workdir)
-                log.write_text(json.dumps(timing, indent=1) + "\n", encoding="utf-8")
+
+        def save(stage_timing, stage="study"):
+            timing[stage] = stage_timing
+            log.write_text(json.dumps(timing, indent=1) + "\n", encoding="utf-8")
+
+        if args.cmd in ("run", "train"):
+            save(train(seed, args.workdir), "train")
+        if args.cmd in ("run", "study"):
+            save(study(seed, args.workdir, timing.get("study", {}), save))
         if args.cmd in ("run", "study"):
             print(f"seed {seed}: {keep(seed, args.workdir, timing)}")
     return 0

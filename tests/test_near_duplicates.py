@@ -65,11 +65,11 @@ def test_the_pool_below_stays_and_every_gold_line_gets_its_density(kind):
 
 def test_the_knobs_are_the_mining_tasks_and_the_studys_and_sign_the_records():
     from xsimpp.study.config import PRESETS, mining_knobs, parse_config
-    from xsimpp.tasks.mining import MiningSource, near_view
+    from xsimpp.tasks.mining import MiningSource, source_view
 
-    assert near_view(MiningSource(langs="kea")) == {}  # without them: records signed as before
+    assert source_view(MiningSource(langs="kea")) == {}  # without them: records signed as before
     src = MiningSource(langs="kea", near_duplicates=5, near_duplicate_kind="natural")
-    assert near_view(src) == {"near_duplicates": 5, "near_duplicate_kind": "natural"}
+    assert source_view(src) == {"near_duplicates": 5, "near_duplicate_kind": "natural"}
     with pytest.raises(BadInputError):
         MiningSource(langs="kea", near_duplicates=-1)
     with pytest.raises(BadInputError, match="near-duplicate kind"):

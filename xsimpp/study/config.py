@@ -59,6 +59,7 @@ fixed_threshold = <fixed_threshold>  # LASER's usual ratio-margin cut, as a mine
 unpaired_sources = <unpaired_sources>    # FLORES dev source lines per language with no translation in the pool (0 = none)
 near_duplicates = <near_duplicates>     # near-duplicates of every gold line added to the pool (0 = none)
 near_duplicate_kind = <near_duplicate_kind>   # "deletion" (a partial translation) or "natural" (closest lines by chrF)
+flores_gold_offset = <flores_gold_offset>    # first FLORES devtest line of the gold; flores_lines: gold the proxies never score
 
 [analysis]
 bootstrap = <bootstrap>
@@ -167,6 +168,7 @@ fixed_threshold = <fixed_threshold>
 unpaired_sources = 300  # FLORES dev source lines per language with no translation among the targets
 near_duplicates = <near_duplicates>
 near_duplicate_kind = <near_duplicate_kind>
+flores_gold_offset = <flores_gold_offset>
 
 [analysis]
 bootstrap = <bootstrap>
@@ -253,6 +255,7 @@ class StudyConfig:
     unpaired_sources: int = MiningSource.unpaired_sources
     near_duplicates: int = MiningSource.near_duplicates
     near_duplicate_kind: str = MiningSource.near_duplicate_kind
+    flores_gold_offset: int = MiningSource.flores_gold_offset
     bootstrap: int = 1000
     permutations: int = 1000
     confidence: float = 0.95
@@ -273,6 +276,8 @@ class StudyConfig:
         if not d["near_duplicates"]:  # likewise
             d.pop("near_duplicates")
             d.pop("near_duplicate_kind")
+        if not d["flores_gold_offset"]:  # likewise
+            d.pop("flores_gold_offset")
         return d
 
 
@@ -283,7 +288,7 @@ TABLES = {
     "proxies": ("xsim_margins", "xsimpp_styles", "xsimpp_margin", "xsimpp_extra_margins", "error_type_subsets",
                 "tatoeba"),
     "mining": ("distractors", "whole_sources", "fill_sources", "margin", "k", "folds", "fixed_threshold",
-               "unpaired_sources", "near_duplicates", "near_duplicate_kind"),
+               "unpaired_sources", "near_duplicates", "near_duplicate_kind", "flores_gold_offset"),
     "analysis": ("bootstrap", "permutations", "confidence"),
 }
 
@@ -547,6 +552,7 @@ def mining_knobs(cfg: StudyConfig) -> tuple[MiningSource, MiningSettings]:
         source = MiningSource(langs=cfg.languages, flores_lines=cfg.flores_lines, ntrex_lines=cfg.ntrex_lines,
                               unpaired_sources=cfg.unpaired_sources, whole_sources=tuple(cfg.whole_sources),
                               near_duplicates=cfg.near_duplicates, near_duplicate_kind=cfg.near_duplicate_kind,
+                              flores_gold_offset=cfg.flores_gold_offset,
                               fill_sources=tuple(cfg.fill_sources))
         settings = MiningSettings(margin=cfg.margin, k=cfg.k, folds=cfg.folds, seed=cfg.seed,
                                   fixed_threshold=float(cfg.fixed_threshold), distractors=cfg.distractors)

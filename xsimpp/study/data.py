@@ -35,16 +35,23 @@ from ..datasets.languages import resolve_language
 from ..datasets.pool import ENGLISH, Distractors, build_distractors
 from ..errors import BadInputError, MissingResourceError
 from ..paths import data_dirs
-from ..tasks.mining import MiningData, MiningLanguage, gold_languages, head, near_view, with_near_duplicates
+from ..tasks.mining import MiningData, MiningLanguage, gold_languages, head, source_view, with_near_duplicates
 from .target_negatives import augment_flores_target
 from .config import StudyConfig, check_target, mining_knobs
 
 
 @dataclass
 class LanguageData(MiningLanguage):
-    """A language's mining gold and unpaired sources (``MiningLanguage``), and its Tatoeba v1 pairs."""
+    """A language's mining gold and unpaired sources (``MiningLanguage``), its Tatoeba v1 pairs,
+    and the FLORES lines its xsim and xsim++ proxies score: ``proxy``, or the FLORES gold itself
+    when None (the default: a gold offset of 0)."""
 
     tatoeba: Bitext | None = None
+    proxy: Bitext | None = None
+
+    @property
+    def proxy_lines(self) -> Bitext:
+        return self.proxy if self.proxy is not None else self.flores
 
 
 @dataclass
@@ -56,13 +63,13 @@ class StudyData:
     target: str = ENGLISH  # the language every gold pair translates into; the distractors' language
     # (task proxy column, language) -> (data, settings) its task loaded and checked ([[proxies.task]])
     task_proxies: dict[tuple[str, str], tuple] = field(default_factory=dict)
-    near_duplicates: dict = field(default_factory=dict)  # the mining records' signature view (tasks.mining.near_view)
+    source_view: dict = field(default_factory=dict)  # the mining records' signature view (tasks.mining.source_view)
 
     def mining_data(self, name: str, lang: LanguageData) -> MiningData:
         """The mining-f1 task's data for one language, signed as every study record is: the study's
         name, split ``gold+distractors`` and the checksum of all the study scores."""
         return MiningData([lang], self.distractors, self.target, dataset=f"study:{name}",
-                          split="gold+distractors", checksum=self.checksum, near_duplicates=self.near_duplicates)
+                          split="gold+distractors", checksum=self.checksum, source_view=self.source_view)
 
     def target_sides(self) -> list[str]:
         """Every target-language line the study encodes (gold sides, negatives, Tatoeba, distractors)."""
@@ -70,6 +77,8 @@ class StudyData:
         for ld in self.languages:
             for _, bt in ld.gold_sources:
                 out += bt.tgt
+            if ld.proxy is not None:
+                out += ld.proxy.tgt
             if ld.tatoeba is not None:
                 out += ld.tatoeba.tgt
         for aug in self.augmented.values():
@@ -87,6 +96,8 @@ class StudyData:
                 h.update(ld.tatoeba.checksum.encode())
             if ld.unpaired:  # only then: the checksums of studies without them stay as they were
                 h.update(text_checksum(ld.unpaired).encode())
+            if ld.proxy is not None:  # likewise: the proxies' own lines, apart from the gold
+                h.update(f"proxy:{ld.proxy.checksum}".encode())
         for style in sorted(self.augmented):
             h.update(self.augmented[style].checksum.encode())
         h.update(self.distractors.checksum.encode())
@@ -112,7 +123,7 @@ def load_study_data(cfg: StudyConfig, data_dir=None) -> StudyData:
         codes.append(code)
     flores = Flores200("devtest", data_dir)
     gold, notes, exclude = gold_languages(codes, target, cfg.flores_lines, cfg.ntrex_lines, cfg.unpaired_sources,
-                                          data_dir)
+                                          data_dir, cfg.flores_gold_offset)
     tatoeba = TatoebaV1("test", data_dir)
     tatoeba_langs = {}
     if cfg.tatoeba and target != ENGLISH:
@@ -127,7 +138,9 @@ def load_study_data(cfg: StudyConfig, data_dir=None) -> StudyData:
     languages = []
     for g in gold:
         tt = head(tatoeba.bitext(tatoeba_langs[g.lang], "eng"), cfg.tatoeba_lines) if g.lang in tatoeba_langs else None
-        languages.append(LanguageData(g.lang, g.flores, g.ntrex, g.unpaired, tatoeba=tt))
+        # with a gold offset the proxies keep the first flores_lines lines and the gold lies beyond them
+        proxy = head(flores.bitext(g.lang, target), cfg.flores_lines) if cfg.flores_gold_offset else None
+        languages.append(LanguageData(g.lang, g.flores, g.ntrex, g.unpaired, tatoeba=tt, proxy=proxy))
     no_tat = [ld.lang for ld in languages if ld.tatoeba is None]
     if cfg.tatoeba and no_tat and target == ENGLISH:  # before the gold's per-language NTREX note, as always
         per_language = [n for n in notes if n.startswith("no NTREX-128 file for")]
@@ -160,18 +173,18 @@ def load_study_data(cfg: StudyConfig, data_dir=None) -> StudyData:
                          f"{time.perf_counter() - t0:.0f} s) in {where}")
             aug = find_augmented("auto", flores, target, (), style)
         # as `xsimpp eval --limit`: only the negatives of the gold targets kept
-        kept = {t.strip() for t in languages[0].flores.tgt}
+        kept = {t.strip() for t in languages[0].proxy_lines.tgt}
         lines = [ln for ln in aug.lines if aug.errtypes[ln.strip()]["src"].strip() in kept]
-        aug = dataclasses.replace(aug, split=languages[0].flores.split, lines=lines,
+        aug = dataclasses.replace(aug, split=languages[0].proxy_lines.split, lines=lines,
                                   errtypes={ln.strip(): aug.errtypes[ln.strip()] for ln in lines})
-        aug.check_sources(languages[0].flores.tgt, gold_lines)
+        aug.check_sources(languages[0].proxy_lines.tgt, gold_lines)
         augmented[style] = aug
     source = dataclasses.replace(mining_knobs(cfg)[0], data_dir=data_dir)  # `natural` reads the study's data roots
     distractors = with_near_duplicates(source, languages, build_distractors(
         list(cfg.whole_sources), list(cfg.fill_sources), cfg.distractors, cfg.seed, exclude, data_dirs(data_dir), target),
         cfg.seed, exclude, target)
     proxies = load_task_proxies(cfg, languages, target, data_dir)
-    return StudyData(languages, augmented, distractors, notes + distractors.notes, target, proxies, near_view(source))
+    return StudyData(languages, augmented, distractors, notes + distractors.notes, target, proxies, source_view(source))
 
 
 def load_task_proxies(cfg: StudyConfig, languages: list[LanguageData], target: str, data_dir) -> dict:

@@ -136,6 +136,7 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
     tgt_lines = list(dict.fromkeys(data.target_sides()))
     for enc in encoders:
         src_sides = [(ld.lang, bt.src) for ld in data.languages for _, bt in ld.gold_sources]
+        src_sides += [(ld.lang, ld.proxy.src) for ld in data.languages if ld.proxy is not None]
         src_sides += [(ld.lang, ld.tatoeba.src) for ld in data.languages if ld.tatoeba is not None]
         src_sides += [(ld.lang, ld.unpaired) for ld in data.languages if ld.unpaired]
         # the task proxies' own sides (FLORES lines the sides above hold already: cache hits)
@@ -158,7 +159,7 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
             # Every proxy and the ground truth: a registered task through the runner.
             row: dict[str, Any] = {"system": enc.label, "family": enc.spec.family, "lang": ld.lang,
                                    "direction": f"{ld.lang}-{target}"}
-            fl = ld.flores
+            fl = ld.proxy_lines  # the gold's FLORES lines unless [mining] flores_gold_offset moves the gold
             for m in cfg.xsim_margins:
                 res = run_prepared(xsim_task, member, XsimData([fl], None), XsimSettings(margin=m, k=cfg.k), run)
                 row[f"xsim[{m}]"] = res.report.pairs[0].xsim.error_rate
@@ -243,6 +244,7 @@ def data_summary(data: StudyData) -> dict[str, Any]:
     return {
         **target,
         "languages": [{"lang": ld.lang, "flores": len(ld.flores), "flores_split": ld.flores.split,
+                       **({"proxy_split": ld.proxy.split} if ld.proxy is not None else {}),
                        "ntrex": len(ld.ntrex) if ld.ntrex is not None else 0, "unpaired": len(ld.unpaired),
                        "tatoeba": len(ld.tatoeba) if ld.tatoeba is not None else 0} for ld in data.languages],
         "augmented": {s: {"lines": len(a.lines), "checksum": a.checksum} for s, a in data.augmented.items()},

@@ -21,6 +21,7 @@ their own sources).
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass, field
 from typing import Any, Sequence
@@ -60,6 +61,9 @@ class MiningSource:
     langs: Any = knob(None, "comma-separated source languages (kea,fur or kea_Latn,...)")
     target: str = knob(ENGLISH, "the language every pair translates into, and the pool's (a FLORES-200 code)")
     flores_lines: int = knob(500, "FLORES-200 devtest gold lines per language (0 = all 1012)", type=int)
+    flores_gold_offset: int = knob(0, "the FLORES-200 devtest line the gold starts at (0: the first; the study "
+                                   "sets it to flores_lines to keep the gold apart from the lines its proxies score)",
+                                   type=int)
     ntrex_lines: int = knob(500, "NTREX-128 gold lines per language, where NTREX has it (0 = all 1997)", type=int)
     unpaired_sources: int = knob(0, "FLORES-200 dev source lines per language with no translation among the targets",
                                  type=int)
@@ -79,7 +83,7 @@ class MiningSource:
         if self.near_duplicate_kind not in NEAR_DUPLICATE_KINDS:
             raise BadInputError(f"near-duplicate kind must be one of {', '.join(NEAR_DUPLICATE_KINDS)}, not "
                                 f"{self.near_duplicate_kind!r}")
-        for name in ("flores_lines", "ntrex_lines", "unpaired_sources", "near_duplicates"):
+        for name in ("flores_lines", "flores_gold_offset", "ntrex_lines", "unpaired_sources", "near_duplicates"):
             _count(getattr(self, name), f"--{name.replace('_', '-')}")
         object.__setattr__(self, "whole_sources", tuple(self.whole_sources))
         object.__setattr__(self, "fill_sources", tuple(self.fill_sources))
@@ -118,7 +122,7 @@ class MiningSettings(Settings):
 @dataclass
 class MiningLanguage:
     lang: str  # FLORES-200 code
-    flores: Bitext  # devtest[:flores_lines] -> the target
+    flores: Bitext  # devtest[offset:offset + flores_lines] -> the target
     ntrex: Bitext | None
     unpaired: list[str] = field(default_factory=list)  # FLORES dev sources without a translation in the pool
 
@@ -139,7 +143,7 @@ class MiningData:
     split: str = "gold+distractors"
     checksum: str = ""
     notes: list[str] = field(default_factory=list)
-    near_duplicates: dict[str, Any] = field(default_factory=dict)  # near_view of the source: signed when set
+    source_view: dict[str, Any] = field(default_factory=dict)  # source_view of the source: signed when set
 
     def __post_init__(self) -> None:
         if not self.checksum:
@@ -154,10 +158,23 @@ class MiningData:
             self.checksum = h.hexdigest()[:12]
 
 
+def flores_window(bt: Bitext, offset: int, n: int) -> Bitext:
+    """Lines ``offset`` to ``offset + n`` of a FLORES bitext (n 0: to the end), the split named
+    ``devtest[300:600]`` as ``head`` names ``devtest[:300]``; refused when it runs past the end."""
+    if not offset:
+        return head(bt, n)
+    end = offset + n if n else len(bt)
+    if end > len(bt):
+        raise BadInputError(f"{bt.dataset} {bt.split} has {len(bt)} lines, so gold lines {offset} to {end} (offset "
+                            f"{offset}, {n} lines) run past its end; lower the offset or the number of lines")
+    return dataclasses.replace(bt, split=f"{bt.split}[{offset}:{end}]", src=bt.src[offset:end], tgt=bt.tgt[offset:end])
+
+
 def gold_languages(codes: Sequence[str], target: str, flores_lines: int, ntrex_lines: int, unpaired_sources: int,
-                   data_dir=None) -> tuple[list[MiningLanguage], list[str], set[str]]:
-    """Each language's gold (FLORES devtest, NTREX where it has both sides) and unpaired sources,
-    with notes on what is missing, and the target lines no distractor may be (normalised)."""
+                   data_dir=None, flores_offset: int = 0) -> tuple[list[MiningLanguage], list[str], set[str]]:
+    """Each language's gold (FLORES devtest from line ``flores_offset``, NTREX where it has both
+    sides) and unpaired sources, with notes on what is missing, and the target lines no distractor
+    may be (normalised)."""
     from ..datasets import Flores200
     from ..datasets.ntrex import Ntrex128
 
@@ -172,7 +189,7 @@ def gold_languages(codes: Sequence[str], target: str, flores_lines: int, ntrex_l
         notes.append(f"NTREX-128 has no {target} side: the ground truth is FLORES gold only")
     languages = []
     for code in codes:
-        fl = head(flores.bitext(code, target), flores_lines)
+        fl = flores_window(flores.bitext(code, target), flores_offset, flores_lines)
         nt = (head(ntrex.bitext(code, target), ntrex_lines) if code in ntrex_langs and target in ntrex_langs
               else None)
         unpaired = dev.sentences(code)[:unpaired_sources] if dev is not None else []
@@ -201,11 +218,15 @@ def with_near_duplicates(source: MiningSource, languages: list[MiningLanguage], 
                                data_dirs(source.data_dir), list(source.whole_sources + source.fill_sources), target)
 
 
-def near_view(source: MiningSource) -> dict[str, Any]:
-    """What near-duplicates add to a mining record's signature (nothing without them)."""
-    if not source.near_duplicates:
-        return {}
-    return {"near_duplicates": source.near_duplicates, "near_duplicate_kind": source.near_duplicate_kind}
+def source_view(source: MiningSource) -> dict[str, Any]:
+    """What near-duplicates and a gold offset add to a mining record's signature (nothing at their
+    defaults, so earlier records keep their signatures)."""
+    view: dict[str, Any] = {}
+    if source.near_duplicates:
+        view.update(near_duplicates=source.near_duplicates, near_duplicate_kind=source.near_duplicate_kind)
+    if source.flores_gold_offset:
+        view["flores_gold_offset"] = source.flores_gold_offset
+    return view
 
 
 def source_codes(langs, target: str, what: str = "--langs") -> list[str]:
@@ -341,14 +362,14 @@ class MiningTask(Task):
         target = resolve_language(str(source.target))
         codes = source_codes(source.langs, target)
         languages, notes, exclude = gold_languages(codes, target, source.flores_lines, source.ntrex_lines,
-                                                   source.unpaired_sources, source.data_dir)
+                                                   source.unpaired_sources, source.data_dir, source.flores_gold_offset)
         if settings.folds > min(len(ld.flores) for ld in languages):
             raise BadInputError(f"--folds {settings.folds} is more than the {min(len(ld.flores) for ld in languages)} "
                                 "gold lines of a language")
         pool = with_near_duplicates(source, languages, build_distractors(
             list(source.whole_sources), list(source.fill_sources), settings.distractors, settings.seed, exclude,
             data_dirs(source.data_dir), target), settings.seed, exclude, target)
-        return MiningData(languages, pool, target, notes=notes + pool.notes, near_duplicates=near_view(source))
+        return MiningData(languages, pool, target, notes=notes + pool.notes, source_view=source_view(source))
 
     def sides(self, data: MiningData, settings: MiningSettings) -> list[tuple[str, Sequence[str]]]:
         out: list[tuple[str, Sequence[str]]] = []
@@ -372,7 +393,7 @@ class MiningTask(Task):
             view: dict[str, Any] = {**system, **({"unpaired_sources": len(ld.unpaired)} if ld.unpaired else {})}
             if data.target != ENGLISH:
                 view["target"] = data.target
-            view.update(data.near_duplicates)
+            view.update(data.source_view)
             for metric in self.metrics:
                 if metric in row:
                     sig = sign(encoder, data.dataset, data.split, data.checksum, metric, settings, **view)
