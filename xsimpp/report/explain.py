@@ -11,7 +11,7 @@ from ..results import ResultRecord
 from ..tasks.explain import Decision
 from ..textio import atomic_write_text, write_rows
 from ..version import __version__
-from .html import _CSS, _JS
+from .html import PAGE_CSS, PAGE_JS
 
 FIELDS = ("metric", "pair", "line", "error_type", "gold_score", "chosen_score", "gap", "source", "gold", "chosen")
 
@@ -71,11 +71,11 @@ def page(explained: Sequence[tuple[ResultRecord, Sequence[Decision]]], title: st
                      "</tbody></table>")
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return ("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
-            f"<title>{html.escape(title)}</title><style>{_CSS}</style></head>\n<body><h1>{html.escape(title)}</h1>"
+            f"<title>{html.escape(title)}</title><style>{PAGE_CSS}</style></head>\n<body><h1>{html.escape(title)}</h1>"
             f"<p class=meta>Written {stamp} by xsimpp {html.escape(__version__)}. Scores are the margin (or cosine, or "
             "P-xSIM's blend) of the chosen and of the gold target; gap = chosen - gold, the most confident mistakes "
             "first (a gold outside the k candidates can outscore the chosen one: LASER rescores only those).</p>"
-            + "\n".join(parts) + f"<script>{_JS}</script></body></html>\n")
+            + "\n".join(parts) + f"<script>{PAGE_JS}</script></body></html>\n")
 
 
 def write_page(path, explained) -> None:

@@ -22,7 +22,8 @@ from ..textio import atomic_write_text
 
 ERROR_TYPE_ORDER = ("causality", "entity", "number", "misaligned")
 
-_CSS = """
+# The page style and the sorting script every HTML report (results, study, explain) shares.
+PAGE_CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2em auto;max-width:1200px;
  padding:0 1em;color:#1b1f24}
 h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.15em;margin:1.8em 0 .4em}
@@ -40,7 +41,7 @@ code{font-size:.85em;color:#57606a}
 """
 
 # Sorting: numbers by data-v (empty cells last in either direction), text otherwise.
-_JS = """
+PAGE_JS = """
 (function(){
  function key(td){var v=td.getAttribute('data-v');
   if(v===null){return {n:false,s:td.textContent.trim().toLowerCase()};}
@@ -236,10 +237,10 @@ def leaderboard_html(df, title: str = "xsimpp leaderboard") -> str:
     return (
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">"
-        f"<title>{html.escape(title)}</title><style>{_CSS}</style></head>\n"
+        f"<title>{html.escape(title)}</title><style>{PAGE_CSS}</style></head>\n"
         f"<body><h1>{html.escape(title)}</h1><p class=\"meta\">{len(df)} results, written {stamp} by xsimpp "
         f"{html.escape(__version__)}. Numbers compare only within a table (same data, metric and settings).</p>"
-        f"<ul>{''.join(toc)}</ul>\n{''.join(sections)}\n<script>{_JS}</script></body></html>\n"
+        f"<ul>{''.join(toc)}</ul>\n{''.join(sections)}\n<script>{PAGE_JS}</script></body></html>\n"
     )
 
 

@@ -15,7 +15,7 @@ import numpy as np
 from ..version import __version__
 from ..tasks import METRICS
 from ..tasks.mining import MiningTask
-from .html import _CSS, _JS
+from .html import PAGE_CSS, PAGE_JS
 
 MARKERS = "osD^vP*Xh<>p"
 
@@ -206,7 +206,7 @@ def study_html(result, plots: dict[str, bytes], truths: dict[str, str]) -> str:
                                                                                                          "id=costs"))
     body = "\n".join(parts)
     return (f"<!doctype html><html lang=en><head><meta charset=utf-8><title>xsimpp study {html.escape(cfg.name)}</title>"
-            f"<style>{_CSS}</style></head><body>{body}<script>{_JS}</script></body></html>")
+            f"<style>{PAGE_CSS}</style></head><body>{body}<script>{PAGE_JS}</script></body></html>")
 
 
 def study_plots(result, truths: Sequence[str]) -> dict[str, bytes]:
