@@ -1,23 +1,27 @@
-"""The xSIM++ paper's regime, reproducibly (issue 36): does xsim++ rank the checkpoints of a
-*saturated* student — one whose xsim is already near 0, as the paper's LASER students are — better
-than xsim does? The MiniLM checkpoints study (`xsimpp study --preset checkpoints`) answered for a
-weak student (xsim 37-51 %); this one asks where the paper's argument lives.
+"""The xSIM++ paper's question, reproducibly (issue 36): does xsim++ rank the checkpoints of one
+model better than xsim does? Asked in two regimes by one harness:
 
-The student is the bundled multilingual-e5-small distilled onto its own frozen English (xsim about
-3.6 % on the paper's ten languages before any step): `xsimpp train distill --student e5-small
---teacher e5-small`, checkpoints every 30 of 240 steps, lr 2e-5, holding out the 300 FLORES dev lines
-the study mines as unpaired sources. Each seed is one training run and one study of its start and
-eight checkpoints (one family), with USE-m3 and MiniLM (two other families), on the paper's ten
-languages; proxies xsim and xsim++ (strict) with the ratio *and* the paper's absolute margin.
+- `saturated` (the paper's): the bundled multilingual-e5-small distilled onto its own frozen
+  English at lr 2e-5 (xsim about 3.6 % on the paper's ten languages before any step), with USE-m3
+  and MiniLM as the other families;
+- `minilm` (a weak student): all-MiniLM-L6-v2 onto itself at the default lr 1e-4 (xsim about 51 %),
+  with USE-m3 and e5-small as the other families.
 
-    python benchmarks/regime.py run --seeds 0,1,2 --workdir /tmp/regime   # train + study per seed
-    python benchmarks/regime.py analyse --markdown                         # the tables of the docs
+Each seed is one `xsimpp train distill` run (240 steps, a checkpoint every 30, holding out the 300
+FLORES dev lines the study mines as unpaired sources) and one study of its start and eight
+checkpoints per arm (ARMS): 0, 1 and 5 near-duplicates (deletions) of every gold line in the pool,
+and the FLORES gold moved past the 300 lines the proxies score (`disjoint`). Proxies: xsim and
+xsim++ (strict) with the ratio *and* the paper's absolute margin; ground truth: mining F1.
 
-`run` keeps the checkpoints and the full study folders in --workdir and copies the small files of
-each seed into benchmarks/results/regime_saturated/seed<S>/: near<N>/ per near-duplicate density
-(config.toml, cells.csv, study.json, costs.csv, summary.txt, ranking_*.json), the checkpoints'
-training manifests and timing.json; no vectors, no weights. The ground truth is the study's mining
-F1 with 0, 1 and 5 near-duplicates (deletions) of every gold line in the pool. `analyse` recomputes every number the docs quote from those files alone.
+    python benchmarks/regime.py run --regime saturated --seeds 0,1,2 --workdir /tmp/regime
+    python benchmarks/regime.py analyse --regime saturated --markdown   # the tables of the docs
+
+`run` (= `train` then `study`; an interrupted `study` resumes) keeps the checkpoints and the full
+study folders in --workdir and copies the small files of each seed into
+benchmarks/results/regime_<regime>/seed<S>/: one folder per arm (config.toml, cells.csv,
+study.json, costs.csv, summary.txt, ranking_*.json), the checkpoints' training manifests and
+timing.json; no vectors, no weights. `analyse` recomputes every number the docs quote from those
+files alone.
 """
 
 from __future__ import annotations
@@ -31,15 +35,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from dataclasses import dataclass
 from types import SimpleNamespace
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-RESULTS = ROOT / "benchmarks" / "results" / "regime_saturated"
-STEPS, SAVE_EVERY, LR, HOLD_OUT = 240, 30, 2e-5, 300
-START = "e5-step-00000"  # the untrained start: e5-small itself, also the frozen teacher
+RESULTS = ROOT / "benchmarks" / "results"
+STEPS, SAVE_EVERY, HOLD_OUT, FLORES_LINES = 240, 30, 300, 300
 LANGS = ["fao", "kea", "tpi", "kik", "fur", "ibo", "ltz", "swh", "zul", "bem"]  # the xSIM++ paper's ten
 TRUTH = "mining_f1"  # FLORES + NTREX gold; the FLORES half shares its sentences with the proxies
 NTREX_TRUTH = "mining_f1_ntrex"  # NTREX gold only (the languages NTREX-128 has): no proxy saw it
@@ -47,30 +51,79 @@ NTREX_TRUTH = "mining_f1_ntrex"  # NTREX gold only (the languages NTREX-128 has)
 PROXIES = ["xsim[ratio]", "xsim[absolute]", "xsim++[strict]", "xsim++[strict,absolute]",
            "xsim++[strict:misaligned]", "xsim++[strict:causality+entity+number]"]
 KEEP = ("config.toml", "cells.csv", "study.json", "costs.csv", "summary.txt")
-# The ground truth that can see near-duplicates: the same study with 0, 1 and 5 near-duplicates of
-# every gold line in the pool (deletions: partial translations, not xsim++'s own generator).
-DENSITIES = (0, 1, 5)
+# Each seed's studies, one per arm: (near-duplicates of every gold line in the pool, first FLORES
+# devtest line of the gold). The near-duplicates are deletions (partial translations, not xsim++'s
+# own generator); "disjoint" moves the FLORES gold past the 300 lines the proxies score.
+ARMS = {"near0": (0, 0), "near1": (1, 0), "near5": (5, 0), "disjoint": (0, FLORES_LINES)}
+DENSITIES = ("near0", "near1", "near5")
 
 
-def checkpoint_dir(seed: int) -> str:
-    return f"regime-e5-seed{seed}"
+@dataclass(frozen=True)
+class Regime:
+    """A student and how it is distilled, and the study of its checkpoints: the start and the
+    checkpoints are one family; the other encoders two more."""
+
+    name: str  # results under benchmarks/results/regime_<name>/, study folders <name>-seed<S>...
+    prefix: str  # checkpoint labels <prefix>-step-NNNNN, checkpoints in regime-<prefix>-seed<S>/
+    title: str  # the configuration's first line
+    distill: tuple[str, ...]  # `xsimpp train distill` arguments besides the shared ones
+    encoder: str  # the encoder that loads a checkpoint
+    start: str  # the encoder that is the untrained start (its defaults: the student itself)
+    others: tuple[tuple[str, str, str], ...]  # (label, encoder, family) of the other families
+
+    @property
+    def family(self) -> str:
+        return f"{self.prefix}-distill"
+
+    @property
+    def start_label(self) -> str:
+        return f"{self.prefix}-step-00000"
+
+    @property
+    def results(self) -> Path:
+        return RESULTS / f"regime_{self.name}"
+
+    def checkpoint_dir(self, seed: int) -> str:
+        return f"regime-{self.prefix}-seed{seed}"
 
 
-def config_text(seed: int, near: int = 0) -> str:
-    """The study of one seed's checkpoints at one near-duplicate density (run from --workdir, where
-    the checkpoints are)."""
+REGIMES = {
+    # e5-small onto its own frozen English: xsim about 3.6 % before any step (the paper's regime)
+    "saturated": Regime("saturated", "e5", "the saturated regime",
+                        ("--student", "e5-small", "--teacher", "e5-small", "--lr", "2e-05"), "hf", "hf",
+                        (("use-m3", "use-m3", "use"), ("minilm", "sbert", "minilm"))),
+    # all-MiniLM-L6-v2 onto its own frozen English at the default lr: xsim about 51 % before any step
+    "minilm": Regime("minilm", "minilm", "the weak-student regime (MiniLM)", (), "sbert", "sbert",
+                     (("use-m3", "use-m3", "use"), ("e5-small", "hf", "e5-small"))),
+}
+
+
+def study_dir(regime: Regime, seed: int, arm: str) -> str:
+    return f"study-{regime.name}-seed{seed}" + ("" if arm == "near0" else f"-{arm}")
+
+
+def config_text(regime: Regime, seed: int, arm: str = "near0") -> str:
+    """The study of one seed's checkpoints in one arm (run from --workdir, where the checkpoints are)."""
+    near, offset = ARMS[arm]
+    encoders = "".join(f"""
+[[encoders]]
+label = "{label}"
+name = "{name}"
+family = "{family}"
+""" for label, name, family in ((regime.start_label, regime.start, regime.family),) + regime.others)
     ckpts = "".join(f"""
 [[encoders]]
-label = "e5-step-{step:05d}"
-name = "hf"
-options = {{ model = "{checkpoint_dir(seed)}/step-{step:05d}" }}
-family = "e5-distill"
+label = "{regime.prefix}-step-{step:05d}"
+name = "{regime.encoder}"
+options = {{ model = "{regime.checkpoint_dir(seed)}/step-{step:05d}" }}
+family = "{regime.family}"
 """ for step in range(SAVE_EVERY, STEPS + 1, SAVE_EVERY))
-    return f"""# benchmarks/regime.py: the saturated regime, seed {seed} (issue 36)
+    gold = f"flores_gold_offset = {offset}\n" if offset else ""
+    return f"""# benchmarks/regime.py: {regime.title}, seed {seed} (issue 36)
 [study]
-name = "saturated-seed{seed}{f"-near{near}" if near else ""}"
+name = "{study_dir(regime, seed, arm)[len("study-"):]}"
 languages = {json.dumps(LANGS)}
-flores_lines = 300
+flores_lines = {FLORES_LINES}
 ntrex_lines = 300
 tatoeba_lines = 0
 seed = 0
@@ -94,27 +147,12 @@ fixed_threshold = 1.06
 unpaired_sources = {HOLD_OUT}
 near_duplicates = {near}
 near_duplicate_kind = "deletion"
-
+{gold}
 [analysis]
 bootstrap = 1000
 permutations = 1000
 confidence = 0.95
-
-[[encoders]]
-label = "{START}"
-name = "hf"
-family = "e5-distill"
-
-[[encoders]]
-label = "use-m3"
-name = "use-m3"
-family = "use"
-
-[[encoders]]
-label = "minilm"
-name = "sbert"
-family = "minilm"
-{ckpts}"""
+{encoders}{ckpts}"""
 
 
 def timed(cmd: list[str], cwd: Path) -> dict:
@@ -127,55 +165,52 @@ def timed(cmd: list[str], cwd: Path) -> dict:
             "peak_rss_gib": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 2**20, 2)}
 
 
-def train(seed: int, work: Path) -> dict:
-    return timed([sys.executable, "-m", "xsimpp", "train", "distill", "--student", "e5-small", "--teacher", "e5-small",
+def train(regime: Regime, seed: int, work: Path) -> dict:
+    return timed([sys.executable, "-m", "xsimpp", "train", "distill", *regime.distill,
                   "--steps", str(STEPS), "--save-every", str(SAVE_EVERY), "--hold-out-dev", str(HOLD_OUT),
-                  "--lr", str(LR), "--seed", str(seed), "--out", checkpoint_dir(seed), "--overwrite",
+                  "--seed", str(seed), "--out", regime.checkpoint_dir(seed), "--overwrite",
                   "--log-every", "30", "--no-progress"], work)
 
 
-def study_dir(seed: int, near: int) -> str:
-    return f"study-saturated-seed{seed}" + (f"-near{near}" if near else "")
-
-
-def study(seed: int, work: Path, done: dict, save) -> dict:
-    """The seed's study at every density, one after the other: the later ones find every vector but
-    the near-duplicates' in the encoders' caches. A density already timed in `done` whose folder holds
-    a finished study of the same config is kept, so an interrupted `study` resumes where it stopped;
-    `save` records each density's time as soon as it is known."""
+def study(regime: Regime, seed: int, work: Path, done: dict, save) -> dict:
+    """The seed's study in every arm, one after the other: the later ones find every vector but the
+    near-duplicates' and the moved gold's in the encoders' caches. An arm already timed in `done`
+    whose folder holds a finished study of the same config is kept, so an interrupted `study`
+    resumes where it stopped; `save` records each arm's time as soon as it is known."""
     out = dict(done)
-    for near in DENSITIES:
-        cfg, folder = work / f"{study_dir(seed, near)}.toml", work / study_dir(seed, near)
-        text = config_text(seed, near)
-        if (f"near{near}" in out and (folder / "study.json").is_file()
-                and (folder / "config.toml").is_file()
+    for arm in ARMS:
+        folder = work / study_dir(regime, seed, arm)
+        cfg = folder.with_name(folder.name + ".toml")
+        text = config_text(regime, seed, arm)
+        if (arm in out and (folder / "study.json").is_file() and (folder / "config.toml").is_file()
                 and (folder / "config.toml").read_text(encoding="utf-8") == text):
             continue
         cfg.write_text(text, encoding="utf-8")
-        out[f"near{near}"] = timed([sys.executable, "-m", "xsimpp", "study", str(cfg), "--out", study_dir(seed, near),
-                                    "--overwrite", "--no-progress"], work)
+        out[arm] = timed([sys.executable, "-m", "xsimpp", "study", str(cfg), "--out", folder.name, "--overwrite",
+                          "--no-progress"], work)
         save(out)
     return out
 
 
-def keep(seed: int, work: Path, timing: dict) -> Path:
+def keep(regime: Regime, seed: int, work: Path, timing: dict) -> Path:
     """Copy the seed's small files into benchmarks/results (written whole, then renamed)."""
     from machine import cpu_info
 
-    dest = RESULTS / f"seed{seed}"
+    dest = regime.results / f"seed{seed}"
     tmp = dest.with_name(dest.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     (tmp / "manifests").mkdir(parents=True)
-    for near in DENSITIES:
-        src, to = work / study_dir(seed, near), tmp / f"near{near}"
+    for arm in ARMS:
+        src, to = work / study_dir(regime, seed, arm), tmp / arm
         to.mkdir()
         for name in KEEP:
             shutil.copy2(src / name, to / name)
-        for p in sorted(src.glob("ranking_*.json")):
+        for p in sorted(src.glob("ranking_*.json")) + sorted(src.glob("costs_cold.csv")):
             shutil.copy2(p, to / p.name)
-    for ckpt in sorted((work / checkpoint_dir(seed)).glob("step-*")):
+    for ckpt in sorted((work / regime.checkpoint_dir(seed)).glob("step-*")):
         shutil.copy2(ckpt / "xsimpp_training.json", tmp / "manifests" / f"{ckpt.name}.json")
-    (tmp / "timing.json").write_text(json.dumps({**timing, "machine": cpu_info()}, indent=1) + "\n", encoding="utf-8")
+    (tmp / "timing.json").write_text(json.dumps({**timing, "machine": timing.get("machine") or cpu_info()}, indent=1)
+                                     + "\n", encoding="utf-8")
     shutil.rmtree(dest, ignore_errors=True)
     tmp.rename(dest)
     return dest
@@ -183,20 +218,19 @@ def keep(seed: int, work: Path, timing: dict) -> Path:
 
 # -- analysis: only the committed files ------------------------------------------------------------
 
-def seed_folders(results: Path = RESULTS) -> list[Path]:
-    return sorted((p for p in results.glob("seed*") if p.is_dir() and not p.name.endswith(".tmp")),
+def seed_folders(regime: Regime) -> list[Path]:
+    return sorted((p for p in regime.results.glob("seed*") if p.is_dir() and not p.name.endswith(".tmp")),
                   key=lambda p: int(p.name[4:]))
 
 
-def analyse_seed(folder: Path) -> dict:
-    """Every density of one seed (``analyse_study``), and the seed's timing."""
+def analyse_seed(folder: Path, start: str) -> dict:
+    """Every arm of one seed (``analyse_study``), and the seed's timing."""
     return {"seed": int(folder.name[4:]),
-            "densities": {near: analyse_study(folder / f"near{near}") for near in DENSITIES
-                          if (folder / f"near{near}").is_dir()},
+            "arms": {arm: analyse_study(folder / arm, start) for arm in ARMS if (folder / arm).is_dir()},
             "timing": json.loads((folder / "timing.json").read_text(encoding="utf-8"))}
 
 
-def analyse_study(folder: Path) -> dict:
+def analyse_study(folder: Path, start: str) -> dict:
     """Pairwise accuracy against mining F1 per proxy over all, within-model (with and without the
     untrained start) and across-model pairs; PERM-BOTH (two-sided) of each proxy against
     xsim[ratio] over the within-model pairs, Benjamini-Hochberg corrected over the proxies; and
@@ -214,7 +248,7 @@ def analyse_study(folder: Path) -> dict:
     for truth in (TRUTH, NTREX_TRUTH):
         frame = cells_frame[cells_frame[truth].notna()].copy()
         frame["bleu"] = frame[truth]
-        views[truth] = _views(frame, lower, kw)
+        views[truth] = _views(frame, lower, kw, start)
     frame = cells_frame
     cols = ["xsim[ratio]", "xsim[absolute]", "xsim++[strict]", "xsim++[strict,absolute]", "err_strict_causality",
             "err_strict_entity", "err_strict_number", "err_strict_misaligned", TRUTH]
@@ -223,14 +257,14 @@ def analyse_study(folder: Path) -> dict:
             "per_system": {s: {c: float(v) for c, v in row.items()} for s, row in per_system.iterrows()}}
 
 
-def _views(frame, lower: dict, kw: dict) -> dict:
+def _views(frame, lower: dict, kw: dict, start: str) -> dict:
     """Accuracy per proxy and kind of pair, with and without the untrained start's cells."""
     from scipy.stats import false_discovery_control
 
     from xsimpp.tasks.ranking import RankingTable, evaluate_table
 
     views = {}
-    for view, sub in (("with_start", frame), ("without_start", frame[frame["system"] != START])):
+    for view, sub in (("with_start", frame), ("without_start", frame[frame["system"] != start])):
         rep = evaluate_table(RankingTable(sub.reset_index(drop=True), list(PROXIES), dict(lower)), **kw)
         p_within = {b: r.p_value for _, b, r in rep.within_comparisons}
         tested = PROXIES[1:]
@@ -245,11 +279,12 @@ def _views(frame, lower: dict, kw: dict) -> dict:
     return views
 
 
-def analyse(results: Path = RESULTS) -> dict:
-    seeds = [analyse_seed(f) for f in seed_folders(results)]
+def analyse(regime: Regime) -> dict:
+    seeds = [analyse_seed(f, regime.start_label) for f in seed_folders(regime)]
     if not seeds:
-        raise SystemExit(f"regime: no seed folders under {results}; run `python benchmarks/regime.py run` first")
-    return {"seeds": seeds}
+        raise SystemExit(f"regime: no seed folders under {regime.results}; run `python benchmarks/regime.py run "
+                         f"--regime {regime.name}` first")
+    return {"regime": regime.name, "seeds": seeds}
 
 
 def _pct(x) -> str:
@@ -265,40 +300,68 @@ def _spread(values: list[float]) -> str:
     return _pct(mean) if len(vals) == 1 else f"{_pct(mean)} ({_pct(min(vals))}-{_pct(max(vals))})"
 
 
+def _seed_list(seeds: list[dict]) -> str:
+    return ("seed " if len(seeds) == 1 else "seeds ") + ", ".join(str(s["seed"]) for s in seeds)
+
+
+def _seconds(stage: dict | None) -> str:
+    return "-" if not stage else f"{stage['seconds']:.0f}"
+
+
+def _accuracy_table(seeds: list[dict], truth: str, arm: str, what: str) -> list[str]:
+    """Accuracy per proxy and kind of pair in one arm (mean over seeds, range), with each seed's
+    BH-corrected p against xsim[ratio]."""
+    seeds = [s for s in seeds if arm in s["arms"]]
+    if not seeds:
+        return []
+    first = seeds[0]["arms"][arm]["views"][truth]
+    rows = ["", f"Against `{truth}`{what} ({_seed_list(seeds)}; {first['with_start']['languages']} languages; pairs: all "
+                f"{first['with_start']['pairs']}, within {first['with_start']['within_pairs']} with the start, "
+                f"{first['without_start']['within_pairs']} without, across {first['with_start']['across_pairs']}):",
+            "", "| proxy | all pairs | within, with the start | within, checkpoints only | across models | "
+                "p within vs xsim[ratio] (BH; with / without the start), per seed |", "|---|---|---|---|---|---|"]
+    for p in PROXIES:
+        ws = [s["arms"][arm]["views"][truth]["with_start"]["proxies"][p] for s in seeds]
+        wo = [s["arms"][arm]["views"][truth]["without_start"]["proxies"][p] for s in seeds]
+        pv = "-" if p == PROXIES[0] else ", ".join(
+            f"{w['p_within_vs_xsim_ratio_bh']:.3f} / {o['p_within_vs_xsim_ratio_bh']:.3f}" for w, o in zip(ws, wo))
+        rows.append(f"| {p} | {_spread([w['all'] for w in ws])} | {_spread([w['within'] for w in ws])} | "
+                    f"{_spread([w['within'] for w in wo])} | {_spread([w['across'] for w in ws])} | {pv} |")
+    return rows
+
+
 def markdown(res: dict) -> list[str]:
-    """The docs' tables: accuracy per proxy and kind of pair (mean over seeds, range), and the
-    per-checkpoint means (seed by seed)."""
-    seeds = [{**s, **s["densities"][0]} for s in res["seeds"]]  # the tables without near-duplicates
-    rows = []
-    for truth in (TRUTH, NTREX_TRUTH):
-        first = seeds[0]["views"][truth]
-        rows += ["", f"Against `{truth}` ({first['with_start']['languages']} languages; pairs: all "
-                     f"{first['with_start']['pairs']}, within {first['with_start']['within_pairs']} with the start, "
-                     f"{first['without_start']['within_pairs']} without, across {first['with_start']['across_pairs']}):",
-                 "", "| proxy | all pairs | within, with the start | within, checkpoints only | across models | "
-                     "p within vs xsim[ratio] (BH; with / without the start), per seed |", "|---|---|---|---|---|---|"]
-        for p in PROXIES:
-            ws = [s["views"][truth]["with_start"]["proxies"][p] for s in seeds]
-            wo = [s["views"][truth]["without_start"]["proxies"][p] for s in seeds]
-            pv = "-" if p == PROXIES[0] else ", ".join(
-                f"{w['p_within_vs_xsim_ratio_bh']:.3f} / {o['p_within_vs_xsim_ratio_bh']:.3f}" for w, o in zip(ws, wo))
-            rows.append(f"| {p} | {_spread([w['all'] for w in ws])} | {_spread([w['within'] for w in ws])} | "
-                        f"{_spread([w['within'] for w in wo])} | {_spread([w['across'] for w in ws])} | {pv} |")
-    dense = [d for d in DENSITIES if all(d in s["densities"] for s in res["seeds"])]
-    rows += ["", f"Against `{TRUTH}` as near-duplicates join the pool (0 / {' / '.join(map(str, dense[1:]))} per gold "
-                 "line; mean over seeds):", "",
+    """The docs' tables of one regime: accuracy per proxy and kind of pair (mean over seeds, range)
+    on both gold sets, with gold apart from the proxies' lines and as near-duplicates join the pool;
+    mining F1 per encoder by density; the per-checkpoint means (seed by seed)."""
+    seeds = res["seeds"]
+    rows = _accuracy_table(seeds, TRUTH, "near0", "") + _accuracy_table(seeds, NTREX_TRUTH, "near0", "")
+    rows += _accuracy_table(seeds, TRUTH, "disjoint", f" with the FLORES gold apart from the proxies' lines "
+                                                      f"(devtest[{FLORES_LINES}:{2 * FLORES_LINES}] + NTREX)")
+    dense = list(DENSITIES)  # every seed folder holds every density
+    counts = [str(ARMS[d][0]) for d in dense]
+    rows += ["", f"Against `{TRUTH}` as near-duplicates join the pool ({' / '.join(counts)} per gold "
+                 f"line; {_seed_list(seeds)}):", "",
              "| proxy | within, checkpoints only | across models |", "|---|---|---|"]
     for p in PROXIES:
         cells = []
         for kind, view in (("within", "without_start"), ("across", "with_start")):
-            cells.append(" / ".join(_spread([s["densities"][d]["views"][TRUTH][view]["proxies"][p][kind]
-                                             for s in res["seeds"]]) for d in dense))
+            cells.append(" / ".join(_spread([s["arms"][d]["views"][TRUTH][view]["proxies"][p][kind]
+                                             for s in seeds]) for d in dense))
         rows.append(f"| {p} | {cells[0]} | {cells[1]} |")
-    rows += ["", "| encoder | " + " | ".join(f"{TRUTH}, {d} near-duplicates" for d in dense) + " |",
+    rows += ["", "| encoder | " + " | ".join(f"{TRUTH}, {n} near-duplicates" for n in counts) + " |",
              "|---|" + "---|" * len(dense)]
-    for system in seeds[0]["per_system"]:
+    for system in seeds[0]["arms"]["near0"]["per_system"]:
         rows.append(f"| {system} | " + " | ".join(
-            _spread([s["densities"][d]["per_system"][system][TRUTH] / 100 for s in res["seeds"]]) for d in dense) + " |")
+            _spread([s["arms"][d]["per_system"][system][TRUTH] / 100 for s in seeds]) for d in dense) + " |")
+    rows += ["", "Wall time per seed (s; `timing.json`: the machine each ran on, and notes on what shared it):", "",
+             "| seed | training | " + " | ".join(f"study, {arm}" for arm in ARMS) + " |", "|---|---|" + "---|" * len(ARMS)]
+    for s in seeds:
+        t = s["timing"]
+        study_t = t.get("study", {})
+        cold = {arm: study_t[f"{arm}_cold"]["seconds"] for arm in ARMS if f"{arm}_cold" in study_t}
+        rows.append(f"| {s['seed']} | {_seconds(t.get('train'))} | " + " | ".join(
+            _seconds(study_t.get(arm)) + (f" (cold {cold[arm]:.0f})" if arm in cold else "") for arm in ARMS) + " |")
     for s in seeds:
         rows.append("")
         rows.append(f"Seed {s['seed']} (means over the ten languages; error counts of 300 lines):")
@@ -306,7 +369,7 @@ def markdown(res: dict) -> list[str]:
         rows.append("| encoder | xsim[ratio] | xsim[absolute] | xsim++[strict] | xsim++[strict,absolute] | causality | "
                     "entity | number | misaligned | mining F1 |")
         rows.append("|---|---|---|---|---|---|---|---|---|---|")
-        for system, v in s["per_system"].items():
+        for system, v in s["arms"]["near0"]["per_system"].items():
             rows.append(f"| {system} | {v['xsim[ratio]']:.2f} | {v['xsim[absolute]']:.2f} | {v['xsim++[strict]']:.2f} | "
                         f"{v['xsim++[strict,absolute]']:.2f} | {v['err_strict_causality']:.1f} | "
                         f"{v['err_strict_entity']:.1f} | {v['err_strict_number']:.1f} | "
@@ -317,16 +380,20 @@ def markdown(res: dict) -> list[str]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name in ("run", "train", "study"):
+    for name in ("run", "train", "study", "analyse"):
         p = sub.add_parser(name)
-        p.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
-        p.add_argument("--workdir", type=Path, default=Path("regime-work"), help="checkpoints and full study folders")
-    a = sub.add_parser("analyse")
-    a.add_argument("--markdown", action="store_true", help="print the docs' tables")
-    a.add_argument("--json", type=Path, help="write the analysis here")
+        p.add_argument("--regime", choices=sorted(REGIMES), default="saturated",
+                       help="saturated: e5-small onto itself (the paper's regime, default); minilm: a weak student")
+        if name == "analyse":
+            p.add_argument("--markdown", action="store_true", help="print the docs' tables")
+            p.add_argument("--json", type=Path, help="write the analysis here")
+        else:
+            p.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
+            p.add_argument("--workdir", type=Path, default=Path("regime-work"), help="checkpoints and full study folders")
     args = ap.parse_args()
+    regime = REGIMES[args.regime]
     if args.cmd == "analyse":
-        res = analyse()
+        res = analyse(regime)
         if args.json:
             args.json.write_text(json.dumps(res, indent=1, sort_keys=True) + "\n", encoding="utf-8")
         print("\n".join(markdown(res)) if args.markdown else json.dumps(res, indent=1, sort_keys=True))
@@ -335,7 +402,7 @@ def main() -> int:
     args.workdir.mkdir(parents=True, exist_ok=True)
     for seed in (int(s) for s in args.seeds.split(",")):
         # each stage's time, kept in the workdir so `train` and `study` may run as separate calls
-        log = args.workdir / f"timing-seed{seed}.json"
+        log = args.workdir / f"timing-{regime.name}-seed{seed}.json"
         timing = json.loads(log.read_text(encoding="utf-8")) if log.is_file() else {}
 
         def save(stage_timing, stage="study"):
@@ -343,11 +410,10 @@ def main() -> int:
             log.write_text(json.dumps(timing, indent=1) + "\n", encoding="utf-8")
 
         if args.cmd in ("run", "train"):
-            save(train(seed, args.workdir), "train")
+            save(train(regime, seed, args.workdir), "train")
         if args.cmd in ("run", "study"):
-            save(study(seed, args.workdir, timing.get("study", {}), save))
-        if args.cmd in ("run", "study"):
-            print(f"seed {seed}: {keep(seed, args.workdir, timing)}")
+            save(study(regime, seed, args.workdir, timing.get("study", {}), save))
+            print(f"seed {seed}: {keep(regime, seed, args.workdir, timing)}")
     return 0
 
 

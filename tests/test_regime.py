@@ -1,6 +1,6 @@
-"""benchmarks/regime.py (issue 36): the saturated-regime study's configuration parses, and its
-analysis reads nothing but a seed folder's committed files and gives the accuracies a hand count
-gives; the docs quote exactly what the committed folders give."""
+"""benchmarks/regime.py (issue 36): each regime's study configurations parse, its analysis reads
+nothing but a seed folder's committed files and gives the accuracies a hand count gives, and the
+docs quote exactly what the committed folders give."""
 
 from __future__ import annotations
 
@@ -14,20 +14,27 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 REGIME = runpy.run_path(str(ROOT / "benchmarks" / "regime.py"))
+SATURATED = REGIME["REGIMES"]["saturated"]
 
 
-def test_each_seeds_configuration_is_a_valid_study_of_its_own_checkpoints():
+@pytest.mark.parametrize("name", ["saturated", "minilm"])
+def test_each_seeds_configuration_is_a_valid_study_of_its_own_checkpoints(name):
     from xsimpp.study.config import check_config, parse_config
     from xsimpp.study.run import proxy_names
 
-    cfg = parse_config(REGIME["config_text"](2))
+    regime = REGIME["REGIMES"][name]
+    cfg = parse_config(REGIME["config_text"](regime, 2))
     check_config(cfg)
-    dense = parse_config(REGIME["config_text"](2, 5))
+    dense = parse_config(REGIME["config_text"](regime, 2, "near5"))
     assert (dense.near_duplicates, dense.near_duplicate_kind, cfg.near_duplicates) == (5, "deletion", 0)
-    assert dense.encoders == cfg.encoders and dense.name == "saturated-seed2-near5"
-    family = [e for e in cfg.encoders if e.family == "e5-distill"]
-    assert family[0].label == REGIME["START"] and not family[0].options  # e5-small itself, the teacher
-    assert [e.options["model"] for e in family[1:]] == [f"regime-e5-seed2/step-{s:05d}" for s in range(30, 241, 30)]
+    assert dense.encoders == cfg.encoders and dense.name == f"{name}-seed2-near5"
+    apart = parse_config(REGIME["config_text"](regime, 2, "disjoint"))
+    assert (apart.flores_gold_offset, cfg.flores_gold_offset, apart.near_duplicates) == (300, 0, 0)
+    assert apart.flores_gold_offset == apart.flores_lines  # the gold starts where the proxies' lines end
+    family = [e for e in cfg.encoders if e.family == regime.family]
+    assert family[0].label == regime.start_label and not family[0].options  # the student itself, the teacher
+    assert [e.options["model"] for e in family[1:]] == [f"regime-{regime.prefix}-seed2/step-{s:05d}"
+                                                         for s in range(30, 241, 30)]
     assert not any(e.optional for e in cfg.encoders)  # a missing checkpoint is an error, never a smaller study
     assert set(REGIME["PROXIES"]) <= set(proxy_names(cfg, cfg.xsimpp_styles))
     assert cfg.unpaired_sources == REGIME["HOLD_OUT"] and len({e.family for e in cfg.encoders}) == 3
@@ -35,7 +42,7 @@ def test_each_seeds_configuration_is_a_valid_study_of_its_own_checkpoints():
 
 def _fake_seed(folder: Path, seed: int, rng) -> None:
     """A seed folder as `regime.py run` leaves it, with random cells."""
-    systems = [REGIME["START"]] + [f"e5-step-{s:05d}" for s in range(30, 241, 30)] + ["use-m3", "minilm"]
+    systems = [SATURATED.start_label] + [f"e5-step-{s:05d}" for s in range(30, 241, 30)] + ["use-m3", "minilm"]
     family = {s: "e5-distill" if s.startswith("e5-") else s for s in systems}
     rows = []
     for lang in ("fao", "kea", "tpi"):
@@ -50,13 +57,13 @@ def _fake_seed(folder: Path, seed: int, rng) -> None:
             rows.append(row)
     import pandas as pd
 
-    for near in REGIME["DENSITIES"]:
-        sub = folder / f"near{near}"
+    for arm in REGIME["ARMS"]:
+        sub = folder / arm
         sub.mkdir(parents=True)
         pd.DataFrame(rows).to_csv(sub / "cells.csv", index=False, lineterminator="\n")
         (sub / "study.json").write_text(json.dumps({"config": {"bootstrap": 50, "permutations": 50, "seed": 0,
                                                                "confidence": 0.95}, "proxies": REGIME["PROXIES"]}))
-        for row in rows:  # the next density: mining moves, the proxies stay (they never see the pool)
+        for row in rows:  # the next arm: mining moves, the proxies stay (they never see the pool)
             row["mining_f1"] = float(rng.uniform(40, 90))
     (folder / "timing.json").write_text(json.dumps({"study": {"seconds": 1.0}}))
 
@@ -74,46 +81,54 @@ def _hand_within(cells: list[dict], proxy: str, truth: str, skip: str | None) ->
     return agree / total
 
 
-def test_the_analysis_counts_what_a_hand_count_counts(tmp_path):
+def test_the_analysis_counts_what_a_hand_count_counts(tmp_path, monkeypatch):
     import pandas as pd
 
     rng = np.random.default_rng(0)
     for seed in (0, 1):
-        _fake_seed(tmp_path / f"seed{seed}", seed, rng)
-    res = REGIME["analyse"](tmp_path)
+        _fake_seed(tmp_path / "regime_saturated" / f"seed{seed}", seed, rng)
+    monkeypatch.setitem(REGIME["analyse"].__globals__, "RESULTS", tmp_path)
+    res = REGIME["analyse"](SATURATED)
     assert [s["seed"] for s in res["seeds"]] == [0, 1]
-    cells = pd.read_csv(tmp_path / "seed1" / "near0" / "cells.csv").to_dict("records")
-    views = res["seeds"][1]["densities"][0]["views"]
+    cells = pd.read_csv(tmp_path / "regime_saturated" / "seed1" / "near0" / "cells.csv").to_dict("records")
+    views = res["seeds"][1]["arms"]["near0"]["views"]
     for truth in ("mining_f1", "mining_f1_ntrex"):
         for proxy in ("xsim[ratio]", "xsim++[strict,absolute]"):
             got = views[truth]["with_start"]["proxies"][proxy]["within"]
             # the ranking counts a tie in the proxy as Kocmi et al.'s ties do; random integers tie rarely
             assert got == pytest.approx(_hand_within(cells, proxy, truth, None), abs=0.05)
             got = views[truth]["without_start"]["proxies"][proxy]["within"]
-            assert got == pytest.approx(_hand_within(cells, proxy, truth, REGIME["START"]), abs=0.05)
+            assert got == pytest.approx(_hand_within(cells, proxy, truth, SATURATED.start_label), abs=0.05)
     assert views["mining_f1"]["with_start"]["within_pairs"] == 3 * 36
     assert views["mining_f1"]["without_start"]["within_pairs"] == 3 * 28
     assert views["mining_f1_ntrex"]["with_start"]["languages"] == 2  # kea has no NTREX gold
-    five = pd.read_csv(tmp_path / "seed1" / "near5" / "cells.csv").to_dict("records")
-    got = res["seeds"][1]["densities"][5]["views"]["mining_f1"]["without_start"]["proxies"]["xsim[ratio]"]["within"]
-    assert got == pytest.approx(_hand_within(five, "xsim[ratio]", "mining_f1", REGIME["START"]), abs=0.05)
+    for arm in ("near5", "disjoint"):
+        cells = pd.read_csv(tmp_path / "regime_saturated" / "seed1" / arm / "cells.csv").to_dict("records")
+        got = res["seeds"][1]["arms"][arm]["views"]["mining_f1"]["without_start"]["proxies"]["xsim[ratio]"]["within"]
+        assert got == pytest.approx(_hand_within(cells, "xsim[ratio]", "mining_f1", SATURATED.start_label), abs=0.05)
     rows = REGIME["markdown"](res)
     assert any(r.startswith("| xsim++[strict] |") for r in rows) and any("Seed 1" in r for r in rows)
     assert any(r.startswith("| xsim[ratio] |") and r.count(" / ") == 4 for r in rows)  # 3 densities, 2 columns
+    assert any("apart from the proxies' lines (devtest[300:600]" in r for r in rows)
 
 
-def test_the_docs_quote_what_the_committed_seed_folders_give():
-    folders = REGIME["seed_folders"]()
+@pytest.mark.parametrize("name", ["saturated", "minilm"])
+def test_the_docs_quote_what_the_committed_seed_folders_give(name):
+    regime = REGIME["REGIMES"][name]
+    folders = REGIME["seed_folders"](regime)
     if not folders:
-        pytest.fail("benchmarks/results/regime_saturated holds no seed folder: the docs' regime tables have no source")
+        pytest.fail(f"{regime.results} holds no seed folder: the docs' regime tables have no source")
     page = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
-    rows = [r for r in REGIME["markdown"](REGIME["analyse"]()) if r.startswith("| ")]
-    missing = [r for r in rows if r not in page]
+    section = page.split(f"<!-- regime:{name} -->")[1].split("<!-- /regime -->")[0]
+    rows = [r for r in REGIME["markdown"](REGIME["analyse"](regime)) if r.startswith("| ")]
+    missing = [r for r in rows if r not in section]
     assert missing == [], missing[:3]
     for folder in folders:  # each seed's studies ran the configurations the driver writes for them
         seed = int(folder.name[4:])
-        for near in REGIME["DENSITIES"]:
-            assert (folder / f"near{near}" / "config.toml").read_text(encoding="utf-8") == \
-                REGIME["config_text"](seed, near)
+        arms = [arm for arm in REGIME["ARMS"] if (folder / arm).is_dir()]
+        assert set(REGIME["DENSITIES"]) <= set(arms)  # `disjoint` came later: seeds studied before it lack it
+        for arm in arms:
+            assert (folder / arm / "config.toml").read_text(encoding="utf-8") == \
+                REGIME["config_text"](regime, seed, arm)
         steps = sorted(json.loads(p.read_text(encoding="utf-8"))["step"] for p in (folder / "manifests").glob("*.json"))
         assert steps == list(range(30, 241, 30))
