@@ -172,7 +172,7 @@ def load_study_data(cfg: StudyConfig, data_dir=None) -> StudyData:
                          f"{'' if target == ENGLISH else ' ' + target} ({len(built.variants)} lines, "
                          f"{time.perf_counter() - t0:.0f} s) in {where}")
             aug = find_augmented("auto", flores, target, (), style)
-        # as `xsimpp eval --limit`: only the negatives of the gold targets kept
+        # as `xsimpp eval --limit`: only the negatives of the target lines the proxies score kept
         kept = {t.strip() for t in languages[0].proxy_lines.tgt}
         lines = [ln for ln in aug.lines if aug.errtypes[ln.strip()]["src"].strip() in kept]
         aug = dataclasses.replace(aug, split=languages[0].proxy_lines.split, lines=lines,
