@@ -70,11 +70,35 @@ def read_study(folder: Path) -> tuple[dict, list[dict]]:
     return meta, frame.to_dict("records")
 
 
-def main() -> int:
-    import pandas as pd
-
+def orientation(meta: dict) -> dict[str, bool]:
+    """Each proxy's direction, as the study ranked it: error rates lower is better, Tatoeba accuracy
+    higher, [[proxies.task]] columns as the metric registry orients their metric."""
     from xsimpp.tasks import METRICS
 
+    lower = {p: p != "tatoeba" for p in meta["proxies"]}
+    lower.update({tp["column"]: METRICS[tp["metric"]].lower_is_better for tp in meta["config"].get("task_proxies", [])})
+    return lower
+
+
+def one_sided(meta: dict, cells: list[dict], a: str, b: str, truth: str) -> dict:
+    """Is proxy `a` better than `b` against `truth`? The one-sided PERM-BOTH test on all, within-model
+    and across-model pairs, with the study's own resampling settings: kind -> (delta, p)."""
+    import pandas as pd
+
+    lower = orientation(meta)
+    cfg = meta["config"]
+    frame = pd.DataFrame(cells)
+    sub = frame[frame[truth].notna()].copy()
+    sub["bleu"] = sub[truth]
+    rep = evaluate_table(RankingTable(sub.reset_index(drop=True), [a, b], {a: lower[a], b: lower[b]}),
+                         compare=[(a, b)], n_bootstrap=cfg["bootstrap"], n_permutations=cfg["permutations"],
+                         seed=cfg["seed"])
+    return {kind: (r.delta, r.p_value) for kind, tests in
+            (("all", rep.comparisons), ("within", rep.within_comparisons), ("across", rep.across_comparisons))
+            for _, _, r in tests}
+
+
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folder")
     ap.add_argument("--compare", action="append", default=[], help="A,B: is proxy A better than B (repeatable)")
@@ -92,27 +116,15 @@ def main() -> int:
     for pair in args.compare:
         if len(pair.split(",")) != 2 or not set(pair.split(",")) <= set(meta["proxies"]):
             raise fail(f"--compare takes two of the study's proxies A,B, not {pair!r}")
-    proxies = list(meta["proxies"])
-    lower = {p: p != "tatoeba" for p in proxies}  # error rates: lower is better; Tatoeba accuracy: higher
-    # [[proxies.task]] columns: as the metric registry orients their metric
-    lower.update({tp["column"]: METRICS[tp["metric"]].lower_is_better for tp in meta["config"].get("task_proxies", [])})
     notes: list[str] = []
-    rankings = _rank_all(cells, proxies, lower, cfg, notes)
+    rankings = _rank_all(cells, list(meta["proxies"]), orientation(meta), cfg, notes)
     result = SimpleNamespace(rankings=rankings, data_summary=meta.get("data", {}))  # what ranking_text reads
     for gt in rankings:
         print(ranking_text(result, gt), end="\n\n")
-    frame = pd.DataFrame(cells)
     for pair in args.compare:
         a, b = pair.split(",")
         for gt in rankings:
-            sub = frame[frame[gt].notna()].copy()
-            sub["bleu"] = sub[gt]
-            rep = evaluate_table(RankingTable(sub.reset_index(drop=True), [a, b], {a: lower[a], b: lower[b]}),
-                                 compare=[(a, b)], n_bootstrap=cfg.bootstrap, n_permutations=cfg.permutations,
-                                 seed=cfg.seed)
-            parts = [f"{kind} delta {100 * r.delta:+.1f} p {r.p_value:.3f}" for kind, tests in
-                     (("all", rep.comparisons), ("within", rep.within_comparisons), ("across", rep.across_comparisons))
-                     for _, _, r in tests]
+            parts = [f"{kind} delta {100 * d:+.1f} p {pv:.3f}" for kind, (d, pv) in one_sided(meta, cells, a, b, gt).items()]
             print(f"{gt}: {a} > {b} (one-sided PERM-BOTH): {'; '.join(parts)}")
     for note in notes:
         print(f"note: {note}")
