@@ -108,3 +108,22 @@ def test_score_arrays_and_errors():
         xsimpp.evaluate(object(), "deu", dataset="demo")
     with pytest.raises(BadInputError, match="options are constructor options"):
         xsimpp.evaluate(object(), "deu", dataset="demo", options={"batch_size": 2})
+
+
+def test_xsimpp_study_stays_callable_after_its_package_is_imported():
+    """Python binds `xsimpp.study` to the subpackage once any of its modules is imported (the first
+    call to the function does): a second `xsimpp.study(...)` used to be "'module' object is not
+    callable". A fresh interpreter, so the import order is the one a user's script has."""
+    import subprocess
+    import sys
+
+    code = ("import inspect, xsimpp\n"
+            "for first in (True, False):\n"
+            "    try:\n"
+            "        xsimpp.study('no-such-study.toml')\n"
+            "    except Exception as e:\n"
+            "        print(type(e).__name__)\n"
+            "import xsimpp.study.config\n"
+            "print(callable(xsimpp.study), 'preset' in inspect.signature(xsimpp.study).parameters)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["MissingResourceError", "MissingResourceError", "True", "True"]

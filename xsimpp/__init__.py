@@ -16,6 +16,10 @@ __all__ = ["__version__", *_API]
 
 
 def __getattr__(name: str):
+    if name == "study":  # the package, callable as the API's study function (see xsimpp.study)
+        import importlib
+
+        return importlib.import_module(".study", __name__)  # (`from . import study` would recurse here)
     if name in _API:
         from . import api
 

@@ -42,7 +42,7 @@ from .engine import DEFAULT_MARGIN
 from .errors import BadInputError
 from .results import ResultRecord, Results
 from .tasks import TASKS
-from .tasks.runner import RunOptions, check_numbers, make_encoder, progress_bar, run_task, save_records
+from .tasks.runner import RunOptions, check_numbers, make_encoder, run_task, save_records
 
 
 def _knob_signature(task: str):
@@ -364,52 +364,7 @@ def download(source: str, to=None, **kwargs):
 
 # -- proxy-validation study ---------------------------------------------------------------------
 
-
-def study(config=None, *, preset: str | None = None, data_dir=None, cache=True, out=None, overwrite: bool = False,
-          progress: bool = False, engine=None):
-    """The proxy-validation study of `xsimpp study`: ``config`` is a TOML file (or a parsed
-    ``xsimpp.study.config.StudyConfig``), ``preset`` a built-in one ("small", "large"). Every
-    input is checked (languages, data, distractor pool, encoders) before any encoding. Returns
-    ``xsimpp.study.run.StudyResult``; ``out``: also write the report folder (atomically)."""
-    from .study.config import StudyConfig, load_config
-    from .study.data import load_study_data
-    from .study.encoders import build_encoders
-    from .study.run import check_encoders_cover, run_study
-
-    cfg = config if isinstance(config, StudyConfig) else load_config(config, preset)
-    if out is not None:
-        from .study.output import check_out_dir
-
-        check_out_dir(out, overwrite)
-    data = load_study_data(cfg, data_dir)
-    notes: list[str] = []
-    encoders = build_encoders(cfg.encoders, cache=cache if cache else False, notes=notes)
-    check_encoders_cover(encoders)
-    data.notes += notes
-
-    bars = []
-
-    def open_bar(desc, total):
-        if bars:
-            bars.pop().__exit__(None, None, None)
-        ctx = progress_bar(total, desc, enabled=progress)
-        update = ctx.__enter__()
-        bars.append(ctx)
-        return update
-
-    try:
-        result = run_study(cfg, data, encoders, progress=open_bar, engine=engine)
-    finally:
-        while bars:
-            bars.pop().__exit__(None, None, None)
-        for e in encoders:
-            if e.cache is not None:
-                e.cache.close()
-    if out is not None:
-        from .study.output import write_study
-
-        write_study(result, out, overwrite)
-    return result
+from .study.pipeline import study  # noqa: E402  (the package is callable as it, too: xsimpp.study)
 
 
 __all__ = ["Results", "RunOptions", "bucc", "download", "evaluate", "filter_corpus", "load_embeddings", "make_encoder",

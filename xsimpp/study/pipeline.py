@@ -1,0 +1,54 @@
+"""`xsimpp.study(...)`, the Python entry of `xsimpp study`: the configuration checked, the data and
+encoders loaded, the grid run with progress bars, the report folder written (atomically)."""
+
+from __future__ import annotations
+
+from ..tasks.runner import progress_bar
+
+
+def study(config=None, *, preset: str | None = None, data_dir=None, cache=True, out=None, overwrite: bool = False,
+          progress: bool = False, engine=None):
+    """The proxy-validation study of `xsimpp study`: ``config`` is a TOML file (or a parsed
+    ``xsimpp.study.config.StudyConfig``), ``preset`` a built-in one ("small", "large"). Every
+    input is checked (languages, data, distractor pool, encoders) before any encoding. Returns
+    ``xsimpp.study.run.StudyResult``; ``out``: also write the report folder (atomically)."""
+    from .config import StudyConfig, load_config
+    from .data import load_study_data
+    from .encoders import build_encoders
+    from .run import check_encoders_cover, run_study
+
+    cfg = config if isinstance(config, StudyConfig) else load_config(config, preset)
+    if out is not None:
+        from .output import check_out_dir
+
+        check_out_dir(out, overwrite)
+    data = load_study_data(cfg, data_dir)
+    notes: list[str] = []
+    encoders = build_encoders(cfg.encoders, cache=cache if cache else False, notes=notes)
+    check_encoders_cover(encoders)
+    data.notes += notes
+
+    bars = []
+
+    def open_bar(desc, total):
+        if bars:
+            bars.pop().__exit__(None, None, None)
+        ctx = progress_bar(total, desc, enabled=progress)
+        update = ctx.__enter__()
+        bars.append(ctx)
+        return update
+
+    try:
+        result = run_study(cfg, data, encoders, progress=open_bar, engine=engine)
+    finally:
+        while bars:
+            bars.pop().__exit__(None, None, None)
+        for e in encoders:
+            if e.cache is not None:
+                e.cache.close()
+    if out is not None:
+        from .output import write_study
+
+        write_study(result, out, overwrite)
+    return result
+
