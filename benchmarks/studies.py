@@ -114,15 +114,34 @@ def shown(rank: dict, top: int) -> list[str]:
     return order[:top] + [p for p in order[top:] if p in NAMED or p == "tatoeba"]
 
 
+def _folder_data(name: str) -> tuple[dict, list[dict]]:
+    from study_rerank import read_study
+
+    return read_study(folder(name))
+
+
+def _costs(name: str) -> str:
+    t = json.loads((folder(name) / "timing.json").read_text(encoding="utf-8"))
+    m = t["machine"]
+    return (f"{name}: {int(t['seconds'] // 60)} min {t['seconds'] % 60:.0f} s, {t['peak_rss_gib']} GiB peak RSS "
+            f"({m.get('cpu', '?')}, {m.get('cores', '?')} cores, load {t['load'][0]}-{t['load'][1]} at start and end)")
+
+
 def markdown_small() -> list[str]:
     first = ranking("small", "mining_f1")
     rows = [f"{first['n_systems']} encoders x {first['n_directions']} languages, {first['pairs']} pairs (chance "
             f"{100 * first['chance']:.1f} %); accuracy % [95 % bootstrap CI]; p: PERM-BOTH against the column's "
-            "best, two-sided, 1 000 permutations, uncorrected:", "",
+            f"best, two-sided, 1 000 permutations, not corrected for the {len(first['comparisons'])} comparisons:", "",
             "| proxy | " + " | ".join(TRUTHS.values()) + " |", "|---|---|---|---|"]
     ranks = {t: ranking("small", t) for t in TRUTHS}
     for proxy in shown(first, 8):
         rows.append(f"| {proxy} | " + " | ".join(_cell(ranks[t], proxy) for t in TRUTHS) + " |")
+    tat = ranking("small", "tatoeba-languages_mining_f1")
+    best = tat["proxies"][0]["proxy"]
+    rows += ["", f"- Over the {tat['n_directions']} languages with Tatoeba v1 ({tat['pairs']} pairs), against mining "
+             f"F1: tatoeba {_cell(tat, 'tatoeba')}; the best there {best} {_cell(tat, best)}; xsim[absolute] "
+             f"{_cell(tat, 'xsim[absolute]')}; xsim[ratio] {_cell(tat, 'xsim[ratio]')}.",
+             f"- Cost of this run: {_costs('small')}."]
     return rows
 
 
@@ -130,12 +149,24 @@ def markdown_targets() -> list[str]:
     eng, fra = ranking("target-eng", "mining_f1"), ranking("target-fra", "mining_f1")
     rows = [f"Against mining F1, {eng['n_systems']} encoders x {eng['n_directions']} languages, {eng['pairs']} "
             "pairs per target; accuracy % [95 % bootstrap CI]; p: PERM-BOTH against the column's best, two-sided, "
-            "1 000 permutations, uncorrected:", "",
+            f"1 000 permutations, not corrected for the {len(eng['comparisons'])} comparisons:", "",
             "| proxy | into English | into French |", "|---|---|---|"]
     proxies = list(dict.fromkeys(shown(eng, 3) + shown(fra, 3)))
     proxies = [p for p in (p["proxy"] for p in eng["proxies"]) if p in proxies]
     for proxy in proxies:
         rows.append(f"| {proxy} | {_cell(eng, proxy)} | {_cell(fra, proxy)} |")
+    rows.append("")
+    from study_rerank import one_sided
+
+    for name, label in (("target-eng", "into English"), ("target-fra", "into French")):
+        meta, cells = _folder_data(name)
+        tests = [(b, one_sided(meta, cells, "xsim++[strict]", b, "mining_f1")["all"]) for b in ("xsim[ratio]", "xsim[absolute]")]
+        data = meta["data"]
+        negatives = sum(a["lines"] for a in data["augmented"].values())
+        pool = ", ".join(f"{k} {v}" for k, v in data["distractors"]["per_source"].items())
+        rows.append(f"- {label}: xsim++[strict] over " + " and over ".join(
+            f"{b} {100 * d:+.1f} points (one-sided p {pv:.3f})" for b, (d, pv) in tests)
+            + f"; {negatives} negatives in the pool; distractors {pool}; {_costs(name)}.")
     return rows
 
 

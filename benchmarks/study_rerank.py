@@ -5,7 +5,7 @@ one-sided PERM-BOTH test of A over B on all, within-model and across-model pairs
 only the named encoders: each encoder's cells are mined and scored on their own, so this is the
 table a study of just those encoders would print.
 
-    python benchmarks/study_rerank.py study-checkpoints/ --compare "xsim++[strict],xsim[ratio]"
+    python benchmarks/study_rerank.py benchmarks/results/study_small --compare "xsim++[strict],xsim[ratio]"
 """
 
 from __future__ import annotations
