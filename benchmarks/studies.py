@@ -34,7 +34,6 @@ TRUTHS = {"mining_f1": "vs mining F1 (FLORES + NTREX gold)", "mining_f1_ntrex": 
 # Proxies every table shows besides the best ones (xsim[ratio] is LASER's default).
 NAMED = ["xsim[ratio]", "xsim[absolute]", "xsim++[strict]", "xsim++[strict:misaligned]", "xsim++[strict:entity]",
          "xsim++[strict:number]"]
-TARGET_LANGS = ["deu", "rus", "zho_Hans", "swh", "ltz", "fao", "ibo", "zul", "bem"]  # the small preset's, less fra
 
 
 def _small() -> str:
@@ -76,9 +75,9 @@ def run(name: str, work: Path) -> Path:
                              "--no-progress"], cwd=work)
     # wait4 gives this child's own peak RSS (RUSAGE_CHILDREN would be the max over every study run so far)
     _, status, usage = os.wait4(proc.pid, 0)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise SystemExit(f"studies: {name} failed with exit {proc.returncode}")
+    code = os.waitstatus_to_exitcode(status)
+    if code != 0:
+        raise SystemExit(f"studies: {name} failed with exit {code}")
     timing = {"seconds": round(time.perf_counter() - t0, 1), "peak_rss_gib": round(usage.ru_maxrss / 2**20, 2),
               "load": [round(load0, 2), round(os.getloadavg()[0], 2)], "machine": cpu_info()}
     dest = folder(name)

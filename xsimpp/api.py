@@ -41,6 +41,7 @@ import numpy as np
 from .engine import DEFAULT_MARGIN
 from .errors import BadInputError
 from .results import ResultRecord, Results
+from .study.pipeline import study  # the proxy-validation study (the package xsimpp.study calls it too)
 from .tasks import TASKS
 from .tasks.runner import RunOptions, check_numbers, make_encoder, run_task, save_records
 
@@ -360,11 +361,6 @@ def download(source: str, to=None, **kwargs):
     from .datasets.download import download as run_download
 
     return run_download(source, to, **kwargs)
-
-
-# -- proxy-validation study ---------------------------------------------------------------------
-
-from .study.pipeline import study  # noqa: E402  (the package is callable as it, too: xsimpp.study)
 
 
 __all__ = ["Results", "RunOptions", "bucc", "download", "evaluate", "filter_corpus", "load_embeddings", "make_encoder",

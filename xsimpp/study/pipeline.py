@@ -51,4 +51,3 @@ def study(config=None, *, preset: str | None = None, data_dir=None, cache=True, 
 
         write_study(result, out, overwrite)
     return result
-
