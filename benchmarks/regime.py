@@ -98,30 +98,40 @@ REGIMES = {
 }
 
 
-def study_dir(regime: Regime, seed: int, arm: str) -> str:
-    return f"study-{regime.name}-seed{seed}" + ("" if arm == "near0" else f"-{arm}")
+def study_dir(regime: Regime, seed: int, arm: str, path: str | None = None) -> str:
+    return (f"study-{regime.name}-seed{seed}" + ("" if arm == "near0" else f"-{arm}")
+            + (f"-{path}" if path else ""))
 
 
-def config_text(regime: Regime, seed: int, arm: str = "near0") -> str:
-    """The study of one seed's checkpoints in one arm (run from --workdir, where the checkpoints are)."""
+def _options(name: str, path: str | None, **given: str) -> str:
+    """An encoder's options line: ``given`` and, for the hf-family adapters, the numeric path when one is asked."""
+    if path and name in ("hf", "onealigner"):
+        given["path"] = path
+    inner = ", ".join(f'{k} = "{v}"' for k, v in given.items())
+    return f"options = {{ {inner} }}\n" if inner else ""
+
+
+def config_text(regime: Regime, seed: int, arm: str = "near0", path: str | None = None) -> str:
+    """The study of one seed's checkpoints in one arm (run from --workdir, where the checkpoints are).
+    ``path``: the numeric path of every hf encoder (None: each encoder's default, as the committed
+    seeds ran: the bundled e5-small on torch before 0.9, checkpoints on torch)."""
     near, offset = ARMS[arm]
     encoders = "".join(f"""
 [[encoders]]
 label = "{label}"
 name = "{name}"
-family = "{family}"
+{_options(name, path)}family = "{family}"
 """ for label, name, family in ((regime.start_label, regime.start, regime.family),) + regime.others)
     ckpts = "".join(f"""
 [[encoders]]
 label = "{regime.prefix}-step-{step:05d}"
 name = "{regime.encoder}"
-options = {{ model = "{regime.checkpoint_dir(seed)}/step-{step:05d}" }}
-family = "{regime.family}"
+{_options(regime.encoder, path, model=f"{regime.checkpoint_dir(seed)}/step-{step:05d}")}family = "{regime.family}"
 """ for step in range(SAVE_EVERY, STEPS + 1, SAVE_EVERY))
     gold = f"flores_gold_offset = {offset}\n" if offset else ""
     return f"""# benchmarks/regime.py: {regime.title}, seed {seed} (issue 36)
 [study]
-name = "{study_dir(regime, seed, arm)[len("study-"):]}"
+name = "{study_dir(regime, seed, arm, path)[len("study-"):]}"
 languages = {json.dumps(LANGS)}
 flores_lines = {FLORES_LINES}
 ntrex_lines = 300
@@ -172,16 +182,16 @@ def train(regime: Regime, seed: int, work: Path) -> dict:
                   "--log-every", "30", "--no-progress"], work)
 
 
-def study(regime: Regime, seed: int, work: Path, done: dict, save) -> dict:
+def study(regime: Regime, seed: int, work: Path, done: dict, save, path: str | None = None) -> dict:
     """The seed's study in every arm, one after the other: the later ones find every vector but the
     near-duplicates' and the moved gold's in the encoders' caches. An arm already timed in `done`
     whose folder holds a finished study of the same config is kept, so an interrupted `study`
     resumes where it stopped; `save` records each arm's time as soon as it is known."""
     out = dict(done)
     for arm in ARMS:
-        folder = work / study_dir(regime, seed, arm)
+        folder = work / study_dir(regime, seed, arm, path)
         cfg = folder.with_name(folder.name + ".toml")
-        text = config_text(regime, seed, arm)
+        text = config_text(regime, seed, arm, path)
         if (arm in out and (folder / "study.json").is_file() and (folder / "config.toml").is_file()
                 and (folder / "config.toml").read_text(encoding="utf-8") == text):
             continue
@@ -192,16 +202,17 @@ def study(regime: Regime, seed: int, work: Path, done: dict, save) -> dict:
     return out
 
 
-def keep(regime: Regime, seed: int, work: Path, timing: dict) -> Path:
-    """Copy the seed's small files into benchmarks/results (written whole, then renamed)."""
+def keep(regime: Regime, seed: int, work: Path, timing: dict, path: str | None = None) -> Path:
+    """Copy the seed's small files into benchmarks/results (written whole, then renamed); a run
+    with ``path`` into its own folder, ``<path>/seed<S>``, beside the committed seeds."""
     from machine import cpu_info
 
-    dest = regime.results / f"seed{seed}"
+    dest = (regime.results / path if path else regime.results) / f"seed{seed}"
     tmp = dest.with_name(dest.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     (tmp / "manifests").mkdir(parents=True)
     for arm in ARMS:
-        src, to = work / study_dir(regime, seed, arm), tmp / arm
+        src, to = work / study_dir(regime, seed, arm, path), tmp / arm
         to.mkdir()
         for name in KEEP:
             shutil.copy2(src / name, to / name)
@@ -390,6 +401,9 @@ def main() -> int:
         else:
             p.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
             p.add_argument("--workdir", type=Path, default=Path("regime-work"), help="checkpoints and full study folders")
+            p.add_argument("--path", choices=("torch-float32", "openvino-float32"),
+                           help="the numeric path of every hf encoder in the studies (default: each encoder's own, "
+                                "as the committed seeds ran); results then go to regime_<regime>/<path>/seed<S>")
     args = ap.parse_args()
     regime = REGIMES[args.regime]
     if args.cmd == "analyse":
@@ -402,7 +416,7 @@ def main() -> int:
     args.workdir.mkdir(parents=True, exist_ok=True)
     for seed in (int(s) for s in args.seeds.split(",")):
         # each stage's time, kept in the workdir so `train` and `study` may run as separate calls
-        log = args.workdir / f"timing-{regime.name}-seed{seed}.json"
+        log = args.workdir / f"timing-{regime.name}-seed{seed}{'-' + args.path if args.path else ''}.json"
         timing = json.loads(log.read_text(encoding="utf-8")) if log.is_file() else {}
 
         def save(stage_timing, stage="study"):
@@ -412,8 +426,8 @@ def main() -> int:
         if args.cmd in ("run", "train"):
             save(train(regime, seed, args.workdir), "train")
         if args.cmd in ("run", "study"):
-            save(study(regime, seed, args.workdir, timing.get("study", {}), save))
-            print(f"seed {seed}: {keep(regime, seed, args.workdir, timing)}")
+            save(study(regime, seed, args.workdir, timing.get("study", {}), save, args.path))
+            print(f"seed {seed}: {keep(regime, seed, args.workdir, timing, args.path)}")
     return 0
 
 

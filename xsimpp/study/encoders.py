@@ -4,9 +4,12 @@ transform of the similarity matrix (OneAligner's in-batch normalisation).
 Cost is the point here: every vector goes through the embedding cache, keyed as `xsimpp eval`
 keys it, so a study reuses earlier runs and fills caches that later runs reuse. Encoders built on
 the same Hugging Face model with the same tokenisation (``hf`` layers, ``onealigner`` with
-``scoring = "mean"``) share ONE forward pass (``SharedForward``): every hidden state comes out of
-it, each member pools its own layer, and each member's cache is filled. A vector from the shared
-pass equals the member's own ``encode`` (tests/test_study.py checks it on a tiny model).
+``scoring = "mean"``) and the same numeric path share ONE forward pass (``SharedForward``): every
+hidden state comes out of it, each member pools its own layer, and each member's cache is filled.
+On the bundled e5-small that pass runs OpenVINO float32 on x86-64 CPUs, as ``--encoder e5-small``
+does (``encoders.openvino_hidden``); any model runs it with ``path = "openvino-float32"`` in its
+options. A vector from the shared pass equals the member's own ``encode`` (tests/test_study.py,
+tests/test_openvino_hidden.py: bit for bit on the OpenVINO path).
 
 OneAligner with ``scoring = "bertscore"`` is refused: BERTScore is token-level, so scoring 1 000
 sources against 50 000 distractors means 5e7 token-matrix products (hours on a CPU). With
@@ -188,13 +191,14 @@ class SharedForward:
         return np.stack([have[k] for k in keys]).astype(np.float32, copy=False)
 
 
-def _group_key(spec: EncoderSpec) -> tuple | None:
-    """Specs that can share one forward pass: hf (mean pooling) and onealigner mean scoring."""
+def _group_key(spec: EncoderSpec, encoder) -> tuple | None:
+    """Specs that can share one forward pass: hf (mean pooling) and onealigner mean scoring over
+    the same model, prompt, length limit and numeric path (torch or OpenVINO float32)."""
     o = spec.options
     if spec.name == "hf" and o.get("pooling", "mean") == "mean" and not o.get("autocast"):
-        return (str(o.get("model", "e5-small")), o.get("prompt"), int(o.get("max_length", 512)))
+        return (str(o.get("model", "e5-small")), o.get("prompt"), int(o.get("max_length", 512)), encoder.path)
     if spec.name == "onealigner":
-        return (str(o.get("model", "e5-small")), o.get("prompt"), int(o.get("max_length", 100)))
+        return (str(o.get("model", "e5-small")), o.get("prompt"), int(o.get("max_length", 100)), encoder.path)
     return None
 
 
@@ -226,7 +230,7 @@ def build_encoders(specs: Sequence[EncoderSpec], *, cache: bool | str | Path = T
             raise BadInputError(f"encoder '{spec.label}' ({spec.name}) scores sentence pairs; a study needs vectors "
                                 "(a pair scorer over tens of thousands of distractors is out of reach on a CPU)")
         # Without a disk cache the study's vectors live in memory for the run (the runner reads them there).
-        key = _group_key(spec)
+        key = _group_key(spec, enc)
         if isinstance(enc, OneAligner):
             cache_obj = (EmbeddingCache(enc.id + "-meanpool", enc.states_fingerprint, root) if cache is not False
                          else MemoryCache())
@@ -246,8 +250,8 @@ def build_encoders(specs: Sequence[EncoderSpec], *, cache: bool | str | Path = T
         deepest = max(members, key=lambda m: m.layer)
         runner = next((m.encoder for m in members if isinstance(m.encoder, HFEncoder) and m.layer == deepest.layer), None)
         if runner is None:  # no hf member at the deepest layer: a runner of its own (same tokenisation)
-            model, prompt, max_length = key
-            runner = HFEncoder(model=model, layer=deepest.layer, prompt=prompt, max_length=max_length)
+            model, prompt, max_length, path = key
+            runner = HFEncoder(model=model, layer=deepest.layer, prompt=prompt, max_length=max_length, path=path)
             if prompt is None:
                 runner.prompt = deepest.encoder.prompt
         runner = copy.copy(runner)
