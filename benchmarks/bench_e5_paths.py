@@ -8,7 +8,9 @@ the ten xsim++ languages and English) for ``--rounds`` rounds, interleaved, medi
 * ``st-recipe``: sentence-transformers' own ``SentenceTransformer`` over the same unpacked weights
   (length-sorted batches of 32, padded to the batch's longest, mean pooling, torch float32), as a
   user of that library would encode;
-* ``torch-float32`` and every candidate: ``--encoder e5-small --encoder-opt path=...``.
+* ``torch-float32`` and every candidate: ``--encoder e5-small --encoder-opt path=...``;
+* with ``--model FOLDER``: that model through ``--encoder hf`` on ``torch-float32`` and on
+  ``openvino-float32`` only (what a study of ``xsimpp train distill`` checkpoints runs).
 
 ``gates``: the fidelity gates of one candidate path (``--candidate``) against torch float32, each
 from xsimpp's own commands (``--json``, through the user's cache, so a rerun encodes nothing twice);
@@ -29,6 +31,7 @@ the default is the fastest candidate that passes the first three:
 Usage (a machine at rest; the CPU, ISA and load are printed and written):
 
     python benchmarks/bench_e5_paths.py speed --n 100 --rounds 3 [--json OUT]
+    python benchmarks/bench_e5_paths.py speed --model CHECKPOINT [--json OUT]   # hf: torch vs OpenVINO float32
     python benchmarks/bench_e5_paths.py gates --candidate PATH [--tatoeba-langs all|CODES] [--json OUT]
     python benchmarks/bench_e5_paths.py --markdown results/e5_paths/*.json   # the rows the docs quote
 """
@@ -81,11 +84,17 @@ def speed(args) -> dict:
     from xsimpp.encoders.e5_weights import ensure_folder
 
     sents = speed_sentences(args.n)
-    st = SentenceTransformer(str(ensure_folder()), device="cpu")
-    runners = {"st-recipe": lambda s: st.encode(["query: " + x for x in s], batch_size=32, convert_to_numpy=True)}
-    for path in (REFERENCE, *CANDIDATES):
-        enc = create_encoder("e5-small", path=path)
-        runners[path] = enc.encode
+    if args.model:  # a checkpoint (any BERT-family folder) through `hf`: torch float32 against OpenVINO float32
+        runners = {path: create_encoder("hf", model=str(args.model), path=path).encode
+                   for path in (REFERENCE, "openvino-float32")}
+        base_name = REFERENCE
+    else:
+        st = SentenceTransformer(str(ensure_folder()), device="cpu")
+        runners = {"st-recipe": lambda s: st.encode(["query: " + x for x in s], batch_size=32, convert_to_numpy=True)}
+        for path in (REFERENCE, *CANDIDATES):
+            enc = create_encoder("e5-small", path=path)
+            runners[path] = enc.encode
+        base_name = "st-recipe"
     for run in runners.values():  # load, compile, warm
         run(sents[:64])
     times: dict[str, list[float]] = {k: [] for k in runners}
@@ -95,15 +104,21 @@ def speed(args) -> dict:
             t = time.perf_counter()
             runners[name](sents)
             times[name].append(time.perf_counter() - t)
-    base = statistics.median(times["st-recipe"])
+    base = statistics.median(times[base_name])
     ref = statistics.median(times["torch-float32"])
     rows = {k: {"seconds": [round(x, 3) for x in v], "sent_per_s": round(len(sents) / statistics.median(v), 1),
                 "vs_st_recipe": round(base / statistics.median(v), 2), "vs_torch_float32": round(ref / statistics.median(v), 2)}
             for k, v in times.items()}
+    if args.model:  # no st-recipe in this run
+        for row in rows.values():
+            del row["vs_st_recipe"]
     for k, row in rows.items():
-        print(f"{k:18s} {row['sent_per_s']:8.1f} sent/s   {row['vs_st_recipe']:.2f}x st-recipe   "
-              f"{row['vs_torch_float32']:.2f}x torch-float32")
-    return {"sentences": len(sents), "rounds": args.rounds, "paths": rows}
+        vs_st = f"{row['vs_st_recipe']:.2f}x st-recipe   " if "vs_st_recipe" in row else ""
+        print(f"{k:18s} {row['sent_per_s']:8.1f} sent/s   {vs_st}{row['vs_torch_float32']:.2f}x torch-float32")
+    out = {"sentences": len(sents), "rounds": args.rounds, "paths": rows}
+    if args.model:
+        out["model"] = Path(args.model).name
+    return out
 
 
 def xsimpp_json(*argv: str) -> list[dict]:
@@ -248,6 +263,8 @@ def main() -> int:
     ap.add_argument("what", nargs="?", choices=("speed", "gates"))
     ap.add_argument("--n", type=int, default=100, help="speed: lines per language (11 languages)")
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--model", type=Path, help="speed: time this model folder through `hf` on torch float32 and "
+                                               "OpenVINO float32 instead (e.g. a `xsimpp train distill` checkpoint)")
     ap.add_argument("--tatoeba-langs", default=TATOEBA_LANGS, help="default: XTREME's 36 and eight low-resource ones")
     ap.add_argument("--candidate", choices=CANDIDATES, default=CANDIDATES[0], help="gates: the path held against torch float32")
     ap.add_argument("--only", default="flores,xsimpp,tatoeba,cosine", help="gates: which ones")

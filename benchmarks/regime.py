@@ -290,12 +290,46 @@ def _views(frame, lower: dict, kw: dict, start: str) -> dict:
     return views
 
 
+PATHS = ("torch-float32", "openvino-float32")
+# a cell's value that is not a count or a score: the cross-validated margin threshold, where two
+# numeric paths may differ in the last bits without moving any count
+CONTINUOUS = ("mining_threshold_cv",)
+
+
+def compare_rerun(folder: Path, committed: Path) -> dict:
+    """A seed studied again on another numeric path (``<path>/seed<S>``) against the committed
+    seed: per arm, the cells whose proxies or ground truths differ, and the wall times of both."""
+    import numpy as np
+    import pandas as pd
+
+    arms = {}
+    for arm in ARMS:
+        if not (folder / arm / "cells.csv").is_file():
+            continue
+        a = pd.read_csv(committed / arm / "cells.csv")
+        b = pd.read_csv(folder / arm / "cells.csv")
+        if list(a.columns) != list(b.columns) or len(a) != len(b):
+            raise SystemExit(f"regime: {folder / arm} does not hold the cells of {committed / arm}")
+        m = a.merge(b, on=["system", "direction"], suffixes=("", "@rerun"))
+        compared = [c for c in a.columns if pd.api.types.is_numeric_dtype(a[c]) and c not in CONTINUOUS]
+        x, y = m[compared].to_numpy(float), m[[c + "@rerun" for c in compared]].to_numpy(float)
+        differ = ~((x == y) | (np.isnan(x) & np.isnan(y))).all(axis=1)  # NaN: no gold of that kind in both
+        gap = max(float((m[c] - m[c + "@rerun"]).abs().fillna(0).max()) for c in CONTINUOUS)
+        arms[arm] = {"cells": int(len(m)), "columns": len(compared), "cells_differing": int(differ.sum()),
+                     "max_continuous_gap": gap}
+    timing = json.loads((folder / "timing.json").read_text(encoding="utf-8"))
+    done = json.loads((committed / "timing.json").read_text(encoding="utf-8"))
+    return {"seed": int(folder.name[4:]), "arms": arms, "timing": timing, "committed_timing": done}
+
+
 def analyse(regime: Regime) -> dict:
     seeds = [analyse_seed(f, regime.start_label) for f in seed_folders(regime)]
     if not seeds:
         raise SystemExit(f"regime: no seed folders under {regime.results}; run `python benchmarks/regime.py run "
                          f"--regime {regime.name}` first")
-    return {"regime": regime.name, "seeds": seeds}
+    reruns = {path: [compare_rerun(f, regime.results / f.name) for f in seed_folders(SimpleNamespace(
+        results=regime.results / path))] for path in PATHS if (regime.results / path).is_dir()}
+    return {"regime": regime.name, "seeds": seeds, "reruns": reruns}
 
 
 def _pct(x) -> str:
@@ -373,6 +407,25 @@ def markdown(res: dict) -> list[str]:
         cold = {arm: study_t[f"{arm}_cold"]["seconds"] for arm in ARMS if f"{arm}_cold" in study_t}
         rows.append(f"| {s['seed']} | {_seconds(t.get('train'))} | " + " | ".join(
             _seconds(study_t.get(arm)) + (f" (cold {cold[arm]:.0f})" if arm in cold else "") for arm in ARMS) + " |")
+    for path, reruns in res.get("reruns", {}).items():
+        for r in reruns:
+            arms = [a for a in ARMS if a in r["arms"]]
+            rows += ["", f"Seed {r['seed']} studied again with every hf encoder on `{path}` (`--path {path}`; "
+                         f"`{path}/seed{r['seed']}/`), against the committed run:", "",
+                     "| arm | cells differing (any proxy or ground truth) | largest change of a cross-validated "
+                     "threshold | wall time (s), this run | wall time (s), committed run |", "|---|---|---|---|---|"]
+            for a in arms:
+                v = r["arms"][a]
+                rows.append(f"| {a} | {v['cells_differing']} of {v['cells']} ({v['columns']} columns) | "
+                            f"{v['max_continuous_gap']:.1e} | {_seconds(r['timing']['study'].get(a))} | "
+                            f"{_seconds(r['committed_timing']['study'].get(a))} |")
+
+            def total(timing: dict) -> str:  # the arms' sum, and the peak RSS of the children over them all
+                study_t = [timing["study"][a] for a in arms if a in timing["study"]]
+                return (f"{sum(t['seconds'] for t in study_t):.0f} (peak RSS "
+                        f"{max(t['peak_rss_gib'] for t in study_t):.2f} GiB)")
+
+            rows.append(f"| all | | | {total(r['timing'])} | {total(r['committed_timing'])} |")
     for s in seeds:
         rows.append("")
         rows.append(f"Seed {s['seed']} (means over the ten languages; error counts of 300 lines):")

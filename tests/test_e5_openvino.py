@@ -50,7 +50,7 @@ def _encoder(home, precision: str):
     """The module's encoder of a path; the dynamic one only where this CPU's kernels can run it
     (elsewhere its refusal is checked and the test skips, saying so)."""
     from xsimpp.encoders import create_encoder
-    from xsimpp.encoders.e5_openvino import has_int8_dot_products, onednn_isa
+    from xsimpp.encoders.openvino_cpu import has_int8_dot_products, onednn_isa
     from xsimpp.errors import BadInputError
 
     if precision == "int8":
@@ -191,7 +191,7 @@ def test_the_kernel_isa_is_in_the_fingerprint_and_each_isa_is_batch_invariant(ho
     vectors are batch-invariant, a different ISA is a different fingerprint, and two runs whose
     ISA label is equal (native, and native named explicitly) give the same bits. The dynamic
     path's kernels ignore the switch, so a cap below VNNI is refused with one sentence (exit 2)."""
-    from xsimpp.encoders.e5_openvino import has_int8_dot_products, onednn_isa
+    from xsimpp.encoders.openvino_cpu import has_int8_dot_products, onednn_isa
 
     sents = _demo_sentences()[:24]
     monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)  # this machine's own best, whatever CI capped
@@ -238,7 +238,8 @@ def test_int8_stays_within_the_measured_cosine_bound_of_torch_float32(home, prec
 def test_paths_never_share_a_cache_or_a_comparison(home, tmp_path):
     from xsimpp.cache import encode_cached, open_cache
     from xsimpp.encoders import create_encoder
-    from xsimpp.encoders.e5_openvino import DYNAMIC_GROUP_SIZE, has_int8_dot_products
+    from xsimpp.encoders.e5_openvino import DYNAMIC_GROUP_SIZE
+    from xsimpp.encoders.openvino_cpu import has_int8_dot_products
     from xsimpp.results import Signature
 
     paths = {"int8": home["int8"], "ovf32": create_encoder("e5-small", path="openvino-float32"),
@@ -272,7 +273,7 @@ def test_the_default_is_the_fastest_path_that_passed_every_gate_and_bad_combinat
     passed every fidelity gate and that this machine runs, the fastest in the committed speed run;
     the reference where none is (other CPUs, a GPU, autocast)."""
     from xsimpp.encoders import create_encoder
-    from xsimpp.encoders.e5_openvino import ISA_ORDER, has_int8_dot_products, onednn_isa
+    from xsimpp.encoders.openvino_cpu import ISA_ORDER, has_int8_dot_products, onednn_isa
     from xsimpp.errors import BadInputError
 
     results = Path(__file__).resolve().parent.parent / "benchmarks" / "results" / "e5_paths"
@@ -333,7 +334,7 @@ def test_a_changed_calibration_file_is_refused(tmp_path, monkeypatch):
 
 
 def test_the_isa_label_follows_onednn_s_switch(monkeypatch):
-    from xsimpp.encoders.e5_openvino import ISA_ORDER, onednn_isa
+    from xsimpp.encoders.openvino_cpu import ISA_ORDER, onednn_isa
 
     monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)
     monkeypatch.delenv("DNNL_MAX_CPU_ISA", raising=False)

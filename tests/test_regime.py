@@ -132,3 +132,53 @@ def test_the_docs_quote_what_the_committed_seed_folders_give(name):
                 REGIME["config_text"](regime, seed, arm)
         steps = sorted(json.loads(p.read_text(encoding="utf-8"))["step"] for p in (folder / "manifests").glob("*.json"))
         assert steps == list(range(30, 241, 30))
+    for path in REGIME["PATHS"]:  # a seed studied again on one numeric path ran the driver's configuration for it
+        for folder in sorted((regime.results / path).glob("seed*")):
+            for arm in REGIME["ARMS"]:
+                assert (folder / arm / "config.toml").read_text(encoding="utf-8") == \
+                    REGIME["config_text"](regime, int(folder.name[4:]), arm, path)
+
+
+def test_a_rerun_on_another_path_is_compared_cell_by_cell(tmp_path):
+    import shutil
+
+    committed = SATURATED.results / "seed2"
+    rerun = tmp_path / "seed2"
+    shutil.copytree(committed, rerun)
+    same = REGIME["compare_rerun"](rerun, committed)
+    assert all(a["cells_differing"] == 0 and a["max_continuous_gap"] == 0 for a in same["arms"].values())
+    assert set(same["arms"]) == set(REGIME["ARMS"])
+    import pandas as pd
+
+    cells = pd.read_csv(rerun / "near1" / "cells.csv")
+    cells.loc[3, "mining_f1"] += 0.5  # one ground-truth value of one cell moves
+    cells.to_csv(rerun / "near1" / "cells.csv", index=False)
+    moved = REGIME["compare_rerun"](rerun, committed)
+    assert moved["arms"]["near1"]["cells_differing"] == 1 and moved["arms"]["near0"]["cells_differing"] == 0
+
+
+def test_the_cost_paragraph_quotes_the_committed_rerun_and_speed_files():
+    page = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+    para = page.split("**Cost, and the numeric path (0.9).**")[1].split("\n\n")[0].replace("\n", " ")
+    rerun = REGIME["compare_rerun"](SATURATED.results / "openvino-float32" / "seed2", SATURATED.results / "seed2")
+    cells = sum(a["cells"] for a in rerun["arms"].values())
+    assert all(a["cells_differing"] == 0 for a in rerun["arms"].values())
+    assert f"all {cells} cells is the same" in para
+    gap = max(a["max_continuous_gap"] for a in rerun["arms"].values())
+    assert gap <= 4e-8 and "by at most 4e-8" in para
+    seconds = {k: sum(t["study"][a]["seconds"] for a in REGIME["ARMS"]) for k, t in
+               (("rerun", rerun["timing"]), ("committed", rerun["committed_timing"]))}
+    assert f"({seconds['rerun']:,.0f} s;".replace(",", " ") in para
+    for key, total in seconds.items():
+        m, s = divmod(round(total), 60)
+        h, m = divmod(m, 60)
+        assert (f"{h} h {m} min {s} s" if h else f"{m} min {s} s") in para, key
+    rss = {k: max(t["study"][a]["peak_rss_gib"] for a in REGIME["ARMS"]) for k, t in
+           (("rerun", rerun["timing"]), ("committed", rerun["committed_timing"]))}
+    assert f"from {rss['committed']:.1f} to {rss['rerun']:.1f} GiB" in para
+    speed = json.loads((ROOT / "benchmarks" / "results" / "e5_paths" / "hf_checkpoint" /
+                        "speed_step-00240_amd_2cores.json").read_text(encoding="utf-8"))
+    paths = speed["speed"]["paths"]
+    assert f"{paths['openvino-float32']['vs_torch_float32']:.2f}× faster" in para
+    assert (f"{paths['openvino-float32']['sent_per_s']} against {paths['torch-float32']['sent_per_s']} sentences/s on "
+            f"{speed['speed']['sentences']:,} FLORES".replace(",", " ") in para)

@@ -26,7 +26,7 @@ Numerics, and what the revision and config say about them:
   checksum all the same, so a differently built model is never taken for this one.
 - Inference runs on the best ISA oneDNN has here, and int8 results differ between AVX2, AVX-512 and
   AVX-512 VNNI kernels (measured), so ``config()["numerics"]`` names the OpenVINO version and that
-  ISA (``onednn_isa``): vectors from one ISA are never served for another.
+  ISA (``openvino_cpu.onednn_isa``): vectors from one ISA are never served for another.
 - Float parts run in float32 (``INFERENCE_PRECISION_HINT``): OpenVINO would otherwise pick bf16 on
   CPUs that have it, a silent change of what is measured.
 - Each sentence runs padded to its own bucket width (``hf.bucket_batches``), so its vector is the
@@ -49,6 +49,7 @@ import numpy as np
 from ..errors import MissingResourceError
 from ..paths import models_dir, repo_data_dir
 from ..textio import atomic_dir, file_sha256
+from .openvino_cpu import COMPILE_CONFIG, kernel_numerics, require_openvino, toolchain
 
 PRECISIONS = ("int8", "int8-dynamic", "float32")
 BUILDER_VERSION = 1
@@ -62,22 +63,6 @@ CALIBRATION = repo_data_dir() / "calibration" / "e5_calibration.tsv"
 CALIBRATION_SHA256 = "1f0b4073a14b117fb0fe0b50bc58fc54b58553ca561f237cc06434bf351c373c"
 MANIFEST = "xsimpp-openvino.json"
 IR_FILES = ("model.xml", "model.bin")
-HOW_TO_GET = "pip install openvino nncf (dependencies of xsimpp: reinstall it)"
-# oneDNN's CPU ISAs from the lowest up, as ONEDNN_MAX_CPU_ISA names them (the ones that decide
-# which int8/float32 kernels an x86-64 CPU runs)
-ISA_ORDER = ("SSE41", "AVX", "AVX2", "AVX2_VNNI", "AVX512_CORE", "AVX512_CORE_VNNI", "AVX512_CORE_BF16",
-             "AVX512_CORE_AMX")
-
-
-def require_openvino(what: str) -> None:
-    import importlib.util
-
-    missing = [m for m in ("openvino", "nncf") if importlib.util.find_spec(m) is None]
-    if missing:
-        raise MissingResourceError(f"{what} needs {' and '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} "
-                                   f"not installed: {HOW_TO_GET} (or --encoder-opt path=torch-float32)")
-
-
 def calibration_sentences() -> list[str]:
     """The calibration set, checked against the checksum it was released with."""
     try:
@@ -92,74 +77,14 @@ def calibration_sentences() -> list[str]:
     return [line.split("\t", 1)[1] for line in lines if line and not line.startswith("#")]
 
 
-def _cpu_flags() -> set[str]:
-    """The CPU's feature flags as Linux names them; empty elsewhere (numpy's features then decide)."""
-    try:
-        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
-
-
-def onednn_isa() -> str:
-    """The oneDNN ISA OpenVINO's CPU kernels run here: the best the CPU has, capped by
-    ``ONEDNN_MAX_CPU_ISA`` (or its older name ``DNNL_MAX_CPU_ISA``); the machine's architecture
-    name on a CPU that is not x86-64."""
-    import platform
-
-    try:
-        from numpy._core._multiarray_umath import __cpu_features__ as has
-    except ImportError:  # numpy < 2
-        from numpy.core._multiarray_umath import __cpu_features__ as has
-
-    if platform.machine().lower() not in ("x86_64", "amd64"):
-        return platform.machine().lower()
-    flags = _cpu_flags()
-    best = "SSE41"
-    for isa, present in (("AVX", has.get("AVX")), ("AVX2", has.get("AVX2")),
-                         ("AVX2_VNNI", has.get("AVX2") and "avx_vnni" in flags),
-                         ("AVX512_CORE", has.get("AVX512_SKX")),
-                         ("AVX512_CORE_VNNI", has.get("AVX512_SKX") and has.get("AVX512VNNI")),
-                         ("AVX512_CORE_BF16", has.get("AVX512_SKX") and has.get("AVX512VNNI") and has.get("AVX512BF16")),
-                         ("AVX512_CORE_AMX", has.get("AVX512_SKX") and "amx_int8" in flags)):
-        if present:
-            best = isa
-    cap = (os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA") or "").upper()
-    if cap in ISA_ORDER and ISA_ORDER.index(cap) < ISA_ORDER.index(best):
-        best = cap
-    return best.lower()
-
-
-# OpenVINO quantises activations at run time only where the CPU has int8 dot products (its x64
-# FullyConnected asks oneDNN for avx2_vnni or avx512_core_vnni); elsewhere the int8 weights would run
-# another, untested kernel. That check ignores ONEDNN_MAX_CPU_ISA (measured here: capped to AVX512_CORE
-# the vectors were bit-identical to the uncapped ones; capped to AVX2 no kernel could be built), so a
-# cap below VNNI is refused as well: the label in the fingerprint would not say what ran.
-INT8_DOT_ISAS = ("AVX2_VNNI", "AVX512_CORE_VNNI", "AVX512_CORE_BF16", "AVX512_CORE_AMX")
-
-
-def has_int8_dot_products() -> bool:
-    return onednn_isa().upper() in INT8_DOT_ISAS
-
-
 def numerics(precision: str) -> str:
     """What decides the vectors beyond the IR: the OpenVINO build, the kernels' ISA and, for
     ``int8-dynamic``, the run-time quantisation group."""
     dynamic = f"-dq{DYNAMIC_GROUP_SIZE}" if precision == "int8-dynamic" else ""
-    return f"openvino-{toolchain()['openvino']}-{onednn_isa()}{dynamic}"
+    return kernel_numerics() + dynamic
 
 
 # -- building the IR (once per weights, layer, precision and toolchain) --------------------------
-
-def toolchain() -> dict[str, str]:
-    """The installed OpenVINO and NNCF versions, read without importing either (NNCF's import is slow)."""
-    from importlib.metadata import version
-
-    return {"openvino": version("openvino"), "nncf": version("nncf")}
-
 
 def ir_folder(weights_revision: str, layer: int, precision: str, tools: dict[str, str]) -> Path:
     tools = f"ov{tools['openvino']}" + (f"-nncf{tools['nncf']}" if precision != "float32" else "")
@@ -271,8 +196,6 @@ class OpenVINOModel:
 
     def __init__(self, folder: Path, threads: int | None = None, dynamic_group: int | None = None):
         import openvino
-
-        from .openvino_hidden import COMPILE_CONFIG
 
         config = dict(COMPILE_CONFIG)
         if threads:

@@ -22,7 +22,7 @@ measured in ``benchmarks/bench_e5_torch.py``, torch float32 encodes 2.0-2.2x fas
 
 Numerics: each sentence is padded to a width set by its own length (so a vector never depends on
 its batch: ``hf.bucket_batches``); the config names the toolchain and CPU kernel ISA
-(``hf.numerics``, ``e5_openvino.numerics``), so a vector from one ISA is never served for another.
+(``hf.numerics``, ``e5_openvino.numerics``, ``openvino_cpu.onednn_isa``), so a vector from one ISA is never served for another.
 """
 
 from __future__ import annotations
@@ -46,11 +46,9 @@ def default_path(device: str, autocast: str | None) -> str:
     runs as measured (``benchmarks/results/e5_paths/``): ``openvino-float32`` on an x86-64 CPU, else
     the reference. The int8 paths are faster but failed gates. The revision in every signature says
     which path made a number."""
-    from .e5_openvino import ISA_ORDER, onednn_isa
+    from .openvino_cpu import cpu_default_path
 
-    if device == "cpu" and not autocast and onednn_isa().upper() in ISA_ORDER:
-        return "openvino-float32"
-    return "torch-float32"
+    return cpu_default_path(device, autocast)
 
 
 class E5Small(HFEncoder):
@@ -84,7 +82,7 @@ class E5Small(HFEncoder):
             raise BadInputError(f"e5-small: path {path} runs on the CPU in float32 kernels; --device {self.device}"
                                 f"{' and --autocast' if self.autocast else ''} need path=torch-float32")
         if path == "openvino-int8-dynamic":
-            from .e5_openvino import has_int8_dot_products, onednn_isa
+            from .openvino_cpu import has_int8_dot_products, onednn_isa
 
             if not has_int8_dot_products():
                 raise BadInputError(f"e5-small: path {path} needs a CPU with int8 dot products (AVX-512 VNNI or "
@@ -138,7 +136,7 @@ class E5Small(HFEncoder):
     def requirements(cls):
         from .hf import TORCH_REQ, TRANSFORMERS_REQ, _requirements, model_weights_requirement
 
-        from .e5_openvino import HOW_TO_GET
+        from .openvino_cpu import HOW_TO_GET
 
         return (_requirements(TORCH_REQ, TRANSFORMERS_REQ, ("openvino", HOW_TO_GET), ("nncf", HOW_TO_GET))
                 + [model_weights_requirement(NAME)])

@@ -584,7 +584,8 @@ def layer_vectors(encoder: "HFEncoder", sentences: Sequence[str], heads: Sequenc
 
     if encoder.runs_openvino:
         hidden = encoder.openvino_states(layer for layer, _ in heads)
-        for idx, att, hs in hidden.batches(ids, pad, encoder.max_tokens, encoder.batch_size):
+        for idx, x, att in padded_batches(ids, pad, encoder.max_tokens, encoder.batch_size):
+            hs = hidden.infer(x, att)
             for n, (layer, pool) in enumerate(heads):
                 if pool == "mean":
                     out[n][idx] = masked_mean(hs[layer], att)
@@ -689,7 +690,7 @@ class HFEncoder(VectorEncoder):
 
         key = tuple(sorted(set(layers)))
         if key not in self._openvino:
-            self._openvino[key] = HiddenStates(self._load()[0].model, key)
+            self._openvino[key] = HiddenStates(drop_blocks_above(self._load()[0].model, max(key)), key)
         return self._openvino[key]
 
     @property
@@ -730,9 +731,9 @@ class HFEncoder(VectorEncoder):
         if self.autocast:  # only when set: float32 caches keep their fingerprint
             cfg["autocast"] = self.autocast
         if self.runs_openvino:  # only then: torch caches keep their fingerprint
-            from .openvino_hidden import numerics as openvino_numerics
+            from .openvino_cpu import kernel_numerics
 
-            cfg["path"], cfg["numerics"] = self.path, openvino_numerics()
+            cfg["path"], cfg["numerics"] = self.path, kernel_numerics()
         elif self.device == "cpu":
             cfg["numerics"] = numerics()
         if self.frozen_encoder is not None:
@@ -747,9 +748,9 @@ class HFEncoder(VectorEncoder):
         if self.runs_openvino:
             ids, _, _ = tokenize(self._tok, sentences, max_length=self.max_length, prompt=self.prompt)
             out = np.empty((len(sentences), int(self._model.config.hidden_size)), dtype=np.float32)
-            for idx, att, hs in self.openvino_states([self.layer]).batches(ids, pad_id(self._tok), self.max_tokens,
-                                                                           self.batch_size):
-                h = hs[self.layer]
+            hidden = self.openvino_states([self.layer])
+            for idx, x, att in padded_batches(ids, pad_id(self._tok), self.max_tokens, self.batch_size):
+                h = hidden.infer(x, att)[self.layer]
                 out[idx] = h[:, 0] if self.pooling == "cls" else masked_mean(h, att)
                 if progress:
                     progress(len(idx))

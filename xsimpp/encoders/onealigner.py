@@ -52,7 +52,7 @@ from .base import PairScorer, Requirement
 from .e5_weights import PROMPT, is_bundled_name
 from .hf import (TORCH_REQ, TRANSFORMERS_REQ, _requirements, check_layer, default_model, drop_blocks_above,
                  bucket_batches, folder_revision, hidden_layer, shared_transformer, content_tokens,
-                 PATH_KNOB, model_type, model_weights_requirement, n_layers, numerics, pad_batch, pad_id, refuse_frozen_side, resolve_model_dir,
+                 PATH_KNOB, model_type, model_weights_requirement, n_layers, numerics, pad_batch, pad_id, padded_batches, refuse_frozen_side, resolve_model_dir,
                  tokenize,
                  torch_device, trained_defaults)
 
@@ -205,9 +205,9 @@ class OneAligner(PairScorer):
         cfg = {"layer": self.layer, "max_length": self.max_length, "prompt": self.prompt,
                "special_tokens": "excluded", "prompt_tokens": "excluded"}
         if self.path == "openvino-float32":  # only then: torch caches keep their fingerprint
-            from .openvino_hidden import numerics as openvino_numerics
+            from .openvino_cpu import kernel_numerics
 
-            cfg["path"], cfg["numerics"] = self.path, openvino_numerics()
+            cfg["path"], cfg["numerics"] = self.path, kernel_numerics()
         elif self.device == "cpu":
             cfg["numerics"] = numerics()
         return cfg
@@ -256,8 +256,10 @@ class OneAligner(PairScorer):
             if self._openvino is None or not set(layers) <= set(self._openvino.layers):
                 from .openvino_hidden import HiddenStates
 
-                self._openvino = HiddenStates(self._weights.model, sorted(set(layers) | {self.layer}))
-            for idx, _, hs in self._openvino.batches(ids, pad, self.max_tokens, self.encode_batch_size):
+                wanted = sorted(set(layers) | {self.layer})
+                self._openvino = HiddenStates(drop_blocks_above(self._weights.model, max(wanted)), wanted)
+            for idx, x, att in padded_batches(ids, pad, self.max_tokens, self.encode_batch_size):
+                hs = self._openvino.infer(x, att)
                 keep(idx, {layer: hs[layer] for layer in layers})
             return out
         with torch.inference_mode():

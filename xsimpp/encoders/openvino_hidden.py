@@ -8,16 +8,18 @@ on disk, so a study of eight checkpoints does not write eight 470 MB folders) in
 outputs are the token states of the requested layers, and compiled with the settings of the
 e5-small path (float32 throughout, one stream). Float32 conversion copies the weights as they are
 and does no arithmetic on them, so the graph is a function of the weights and the OpenVINO
-version alone; what else decides the vectors (the kernels' ISA) is in ``numerics``.
+version alone; what else decides the vectors (the kernels' ISA) is in the config's ``numerics``
+(``openvino_cpu.kernel_numerics``).
 
-Why: on 2 AMD EPYC cores (idle) OpenVINO float32 ran a distilled e5-small checkpoint 2.2x faster
-than torch float32 on 400 FLORES lines (vectors at cosine >= 0.9999998 of torch's), the same
-ratio as the e5-small path, which passed every fidelity gate (benchmarks/bench_e5_paths.py).
+Why: on 2 AMD EPYC cores OpenVINO float32 ran a distilled e5-small checkpoint 2.20x faster than
+torch float32 (``benchmarks/bench_e5_paths.py speed --model``), about the e5-small path's ratio,
+and a saturated-regime study of nine such models gave the same value in every cell as on torch
+(``benchmarks/regime.py --path``; docs/performance.md).
 
 Invariance (tests/test_openvino_hidden.py): a layer's states are the same bits whatever other
 layers the graph also outputs (measured: layers 4 and 8 of a [4, 8, 12] graph equal those of
 graphs truncated at 8 and at 6), and whatever batch, order or token budget a sentence ran in, since
-each sentence runs padded to its own bucket width (``hf.padded_batches``). So one pass serves every
+each sentence runs padded to its own bucket width (``hf.padded_batches``, the caller's loop). So one pass serves every
 layer a study needs and each member's cache holds what its own ``encode`` gives.
 
 The default (``default_path``): the bundled multilingual-e5-small on an x86-64 CPU runs this path,
@@ -29,32 +31,22 @@ on it.
 from __future__ import annotations
 
 import contextlib
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import numpy as np
 
 from ..errors import BadInputError
+from .openvino_cpu import COMPILE_CONFIG, cpu_default_path, require_openvino
 
 PATHS = ("torch-float32", "openvino-float32")
 # model types whose layer k is block k's output and whose blocks drop_blocks_above can cut
 FAMILIES = ("bert", "roberta", "xlm-roberta")
-# OpenVINO CPU settings of every OpenVINO path. INFERENCE_PRECISION_HINT f32: OpenVINO would pick bf16
-# on CPUs that have it, a silent change of what is measured. CPU_RUNTIME_CACHE_CAPACITY: the compiled
-# kernels kept per input shape; OpenVINO's default (5000) grew the process by ~40 MB a FLORES language
-# (every bucket width x batch height is a shape: 4.3 GB peak over all 204); 100 kept it flat at the
-# same speed, 0 cost 8 % (measured).
-COMPILE_CONFIG = {"INFERENCE_PRECISION_HINT": "f32", "NUM_STREAMS": "1", "PERFORMANCE_HINT": "LATENCY",
-                  "CPU_RUNTIME_CACHE_CAPACITY": "100"}
 
 
 def default_path(bundled: bool, device: str, autocast: str | None) -> str:
-    """The bundled e5-small's weights run its default path (``e5_small.default_path``: OpenVINO
-    float32 on an x86-64 CPU); any other model the torch reference."""
-    if not bundled:
-        return "torch-float32"
-    from .e5_small import default_path as e5_default
-
-    return e5_default(device, autocast)
+    """The bundled e5-small's weights run its default path (OpenVINO float32 on an x86-64 CPU, as
+    ``e5_small.default_path``); any other model the torch reference."""
+    return cpu_default_path(device, autocast) if bundled else "torch-float32"
 
 
 def check_path(path: str, *, adapter: str, model_type: str, device: str, autocast: str | None) -> str:
@@ -68,17 +60,8 @@ def check_path(path: str, *, adapter: str, model_type: str, device: str, autocas
         if model_type not in FAMILIES:
             raise BadInputError(f"{adapter}: path {path} runs BERT-family models ({', '.join(FAMILIES)}); this one is "
                                 f"{model_type or 'of an unknown type'}: use path=torch-float32")
-        from .e5_openvino import require_openvino
-
         require_openvino(f"{adapter} path {path}")
     return path
-
-
-def numerics() -> str:
-    """The OpenVINO build and the kernels' ISA (the float32 results' last bits depend on both)."""
-    from .e5_openvino import numerics as ov_numerics
-
-    return ov_numerics("float32")
 
 
 @contextlib.contextmanager
@@ -100,17 +83,16 @@ def _quiet_tracing():
 
 
 class HiddenStates:
-    """``model``'s token states at ``layers`` as one compiled OpenVINO float32 graph."""
+    """A torch model's token states at ``layers`` as one compiled OpenVINO float32 graph; ``model``
+    is cut above the deepest of them (``hf.drop_blocks_above``) by the caller."""
 
     def __init__(self, model, layers: Sequence[int]):
         import openvino
         import torch
 
         from ..errors import MissingResourceError
-        from .hf import drop_blocks_above
 
         self.layers = tuple(sorted(set(layers)))
-        view = drop_blocks_above(model, max(self.layers))
 
         class Hidden(torch.nn.Module):
             def __init__(self, bert, wanted):
@@ -126,19 +108,15 @@ class HiddenStates:
         shapes = [("input_ids", [-1, -1], openvino.Type.i64), ("attention_mask", [-1, -1], openvino.Type.i64)]
         try:
             with torch.inference_mode(False), torch.no_grad(), _quiet_tracing():
-                graph = openvino.convert_model(Hidden(view, self.layers).eval(), example_input=example, input=shapes)
+                graph = openvino.convert_model(Hidden(model, self.layers).eval(), example_input=example, input=shapes)
             self.compiled = openvino.Core().compile_model(graph, "CPU", dict(COMPILE_CONFIG))
         except Exception as e:  # noqa: BLE001 - any converter or plugin failure: one sentence
             first = (str(e).strip().splitlines() or [type(e).__name__])[0][:240]
             raise MissingResourceError(f"OpenVINO could not convert this model ({first}); use path=torch-float32") from None
         self.request = self.compiled.create_infer_request()
 
-    def batches(self, ids: Sequence[Sequence[int]], pad: int, max_tokens: int, batch_size: int
-                ) -> Iterator[tuple[list[int], np.ndarray, dict[int, np.ndarray]]]:
-        """(indices, attention mask, {layer: (rows, width, d) float32 states}) per bucket batch."""
-        from .hf import padded_batches
-
-        for idx, x, att in padded_batches(ids, pad, max_tokens, batch_size):
-            out = self.request.infer({"input_ids": x, "attention_mask": att})
-            # copies: the request reuses its output buffers on the next call
-            yield idx, att, {k: np.array(out[n]) for n, k in enumerate(self.layers)}
+    def infer(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> dict[int, np.ndarray]:
+        """{layer: (rows, width, d) float32 states} of one padded batch (``hf.padded_batches``)."""
+        out = self.request.infer({"input_ids": input_ids, "attention_mask": attention_mask})
+        # copies: the request reuses its output buffers on the next call
+        return {k: np.array(out[n]) for n, k in enumerate(self.layers)}
