@@ -448,7 +448,7 @@ def _hook_once(model) -> None:
     whole model would then hook them a second time and return every shared layer twice, so
     ``hidden_states[k]`` would silently be another layer (measured: layer 6 of e5-small off by
     6.3 after a layer-6 view had run). Hooked first, every view inherits the mark and the one set
-    of hooks (tests/test_hf_views.py)."""
+    of hooks (tests/test_openvino_hidden.py)."""
     try:
         from transformers.utils.output_capturing import maybe_install_capturing_hooks
     except ImportError:  # transformers < 5 returns hidden states without hooks

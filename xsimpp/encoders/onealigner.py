@@ -52,7 +52,8 @@ from .base import PairScorer, Requirement
 from .e5_weights import PROMPT, is_bundled_name
 from .hf import (TORCH_REQ, TRANSFORMERS_REQ, _requirements, check_layer, default_model, drop_blocks_above,
                  bucket_batches, folder_revision, hidden_layer, shared_transformer, content_tokens,
-                 PATH_KNOB, model_type, model_weights_requirement, n_layers, numerics, pad_batch, pad_id, padded_batches, refuse_frozen_side, resolve_model_dir,
+                 PATH_KNOB, model_type, model_weights_requirement, n_layers, numerics, pad_batch, pad_id,
+                 padded_batches, refuse_frozen_side, resolve_model_dir,
                  tokenize,
                  torch_device, trained_defaults)
 
