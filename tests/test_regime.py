@@ -168,7 +168,7 @@ def test_the_cost_paragraph_quotes_the_committed_rerun_and_speed_files():
     assert gap <= 4e-8 and "by at most 4e-8" in para
     seconds = {k: sum(t["study"][a]["seconds"] for a in REGIME["ARMS"]) for k, t in
                (("rerun", rerun["timing"]), ("committed", rerun["committed_timing"]))}
-    assert f"({seconds['rerun']:,.0f} s;".replace(",", " ") in para
+    assert f"({seconds['rerun']:,.0f} s:".replace(",", " ") in para
     for key, total in seconds.items():
         m, s = divmod(round(total), 60)
         h, m = divmod(m, 60)
