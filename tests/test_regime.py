@@ -176,6 +176,13 @@ def test_the_cost_paragraph_quotes_the_committed_rerun_and_speed_files():
     rss = {k: max(t["study"][a]["peak_rss_gib"] for a in REGIME["ARMS"]) for k, t in
            (("rerun", rerun["timing"]), ("committed", rerun["committed_timing"]))}
     assert f"from {rss['committed']:.1f} to {rss['rerun']:.1f} GiB" in para
+    train = [json.loads((f / "timing.json").read_text(encoding="utf-8"))["train"]["seconds"]
+             for f in REGIME["seed_folders"](SATURATED)]
+    assert f"took {min(train):,.0f}-{max(train):,.0f} s per seed".replace(",", " ") in para
+    bound = 3 * (round(min(train)) + round(seconds["rerun"]))
+    assert f"3 × ({min(train):,.0f} + {seconds['rerun']:,.0f}) s =".replace(",", " ") in para
+    h, rest = divmod(bound, 3600)
+    assert f"= {h} h {rest // 60} min {rest % 60} s on these 2 cores" in para and bound <= 3 * 3600
     speed = json.loads((ROOT / "benchmarks" / "results" / "e5_paths" / "hf_checkpoint" /
                         "speed_step-00240_amd_2cores.json").read_text(encoding="utf-8"))
     paths = speed["speed"]["paths"]
