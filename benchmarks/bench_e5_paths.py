@@ -87,14 +87,12 @@ def speed(args) -> dict:
     if args.model:  # a checkpoint (any BERT-family folder) through `hf`: torch float32 against OpenVINO float32
         runners = {path: create_encoder("hf", model=str(args.model), path=path).encode
                    for path in (REFERENCE, "openvino-float32")}
-        base_name = REFERENCE
     else:
         st = SentenceTransformer(str(ensure_folder()), device="cpu")
         runners = {"st-recipe": lambda s: st.encode(["query: " + x for x in s], batch_size=32, convert_to_numpy=True)}
         for path in (REFERENCE, *CANDIDATES):
             enc = create_encoder("e5-small", path=path)
             runners[path] = enc.encode
-        base_name = "st-recipe"
     for run in runners.values():  # load, compile, warm
         run(sents[:64])
     times: dict[str, list[float]] = {k: [] for k in runners}
@@ -104,15 +102,14 @@ def speed(args) -> dict:
             t = time.perf_counter()
             runners[name](sents)
             times[name].append(time.perf_counter() - t)
-    base = statistics.median(times[base_name])
+    base = None if args.model else statistics.median(times["st-recipe"])
     ref = statistics.median(times["torch-float32"])
-    rows = {k: {"seconds": [round(x, 3) for x in v], "sent_per_s": round(len(sents) / statistics.median(v), 1),
-                "vs_st_recipe": round(base / statistics.median(v), 2), "vs_torch_float32": round(ref / statistics.median(v), 2)}
-            for k, v in times.items()}
-    if args.model:  # no st-recipe in this run
-        for row in rows.values():
-            del row["vs_st_recipe"]
-    for k, row in rows.items():
+    rows = {}
+    for k, v in times.items():
+        row = rows[k] = {"seconds": [round(x, 3) for x in v], "sent_per_s": round(len(sents) / statistics.median(v), 1)}
+        if not args.model:  # a checkpoint's run has no st-recipe
+            row["vs_st_recipe"] = round(base / statistics.median(v), 2)
+        row["vs_torch_float32"] = round(ref / statistics.median(v), 2)
         vs_st = f"{row['vs_st_recipe']:.2f}x st-recipe   " if "vs_st_recipe" in row else ""
         print(f"{k:18s} {row['sent_per_s']:8.1f} sent/s   {vs_st}{row['vs_torch_float32']:.2f}x torch-float32")
     out = {"sentences": len(sents), "rounds": args.rounds, "paths": rows}

@@ -230,7 +230,12 @@ def keep(regime: Regime, seed: int, work: Path, timing: dict, path: str | None =
 # -- analysis: only the committed files ------------------------------------------------------------
 
 def seed_folders(regime: Regime) -> list[Path]:
-    return sorted((p for p in regime.results.glob("seed*") if p.is_dir() and not p.name.endswith(".tmp")),
+    return seed_dirs(regime.results)
+
+
+def seed_dirs(root: Path) -> list[Path]:
+    """The finished ``seed<S>`` folders under ``root``, by seed."""
+    return sorted((p for p in root.glob("seed*") if p.is_dir() and not p.name.endswith(".tmp")),
                   key=lambda p: int(p.name[4:]))
 
 
@@ -327,8 +332,8 @@ def analyse(regime: Regime) -> dict:
     if not seeds:
         raise SystemExit(f"regime: no seed folders under {regime.results}; run `python benchmarks/regime.py run "
                          f"--regime {regime.name}` first")
-    reruns = {path: [compare_rerun(f, regime.results / f.name) for f in seed_folders(SimpleNamespace(
-        results=regime.results / path))] for path in PATHS if (regime.results / path).is_dir()}
+    reruns = {path: [compare_rerun(f, regime.results / f.name) for f in seed_dirs(regime.results / path)]
+              for path in PATHS if (regime.results / path).is_dir()}
     return {"regime": regime.name, "seeds": seeds, "reruns": reruns}
 
 
