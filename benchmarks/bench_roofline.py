@@ -1,7 +1,7 @@
 """Scoring engine speed in one run: (1) vs the LASER-style reference (two faiss searches + Python
 loop) on the xsim++ shape, identical nearest neighbours and error counts asserted; (2) share of the
 sgemm rate: the engine's effective GFLOP/s (2*n_x*n_y*d / time) for exact top-k both directions
-on a large shape, against the best sustained rate of the same BLAS computing the same blocks into
+on a large shape, against the best sustained rate of the same BLAS computing the same product into
 a preallocated, warm output (no allocation, no page faults: the honest roofline). Also the
 selection's own cost (engine time minus that GEMM time) against the budget a GEMM twice as fast
 leaves it (25 % of a pass at twice this sgemm rate: what the engine needs to stay at 80 % of an
@@ -27,8 +27,24 @@ import numpy as np  # noqa: E402
 sys.path.insert(0, os.path.dirname(__file__))
 from machine import cpu_info, kernel_info  # noqa: E402
 
+from xsimpp import __version__  # noqa: E402
 from xsimpp.engine import EngineConfig, normalize, topk_both  # noqa: E402
-from xsimpp.engine.knn import block_rows_for  # noqa: E402
+from xsimpp.engine.knn import block_rows_for, tile_plan  # noqa: E402
+
+
+def git_commit() -> str:
+    """The checkout's commit, '+' marking uncommitted changes ('unknown' outside a git checkout)."""
+    import subprocess
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+" if dirty else "")
 
 
 def main() -> None:
@@ -45,12 +61,13 @@ def main() -> None:
     print(f"{machine['cpu']} ({machine['isa']}), {machine['cores']} cores, load average {machine['load']:.1f}; "
           f"best of {args.repeats}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(native)')}, "
           f"OPENBLAS_THREAD_TIMEOUT={os.environ['OPENBLAS_THREAD_TIMEOUT']}")
+    reference = None
     if not args.skip_reference:  # (bench_scoring needs faiss, for the LASER-style reference)
         from bench_scoring import compare_with_reference, make_data
 
         x, y = make_data(args.n_src, args.n_tgt, args.dim)
         print(f"(1) xsim++ shape {args.n_src} x {args.n_tgt} x {args.dim}")
-        compare_with_reference(x, y, args.repeats)
+        reference = {"shape": f"{args.n_src}x{args.n_tgt}x{args.dim}", **compare_with_reference(x, y, args.repeats)}
 
     rows, cols = map(int, args.big.split("x"))
     rng = np.random.default_rng(1)
@@ -58,8 +75,11 @@ def main() -> None:
     yb = normalize(rng.standard_normal((cols, args.dim), dtype=np.float32))
     flops = 2.0 * rows * cols * args.dim
     cfg = EngineConfig()
-    blk = block_rows_for(cols, cfg.block_bytes)  # the engine's own blocks: the sgemm lines compute the same
-    print(f"(2) roofline shape {rows} x {cols} x {args.dim} ({flops / 1e9:.0f} GFLOP per pass, blocks of {blk} rows)")
+    blk = block_rows_for(cols, cfg.block_bytes)  # the sgemm lines: the product in the engine's blocks of rows
+    threads, tile_rows, tile_cols = tile_plan(rows, cols, cfg.n_threads(), cfg.block_bytes)
+    tiles = f"{threads} thread(s), each its own tiles of {tile_rows} x {tile_cols}"
+    print(f"(2) roofline shape {rows} x {cols} x {args.dim} ({flops / 1e9:.0f} GFLOP per pass; sgemm in blocks of "
+          f"{blk} rows, the engine in {tiles})")
     buf = np.empty((min(blk, rows), cols), np.float32)
 
     def sgemm_prealloc():
@@ -97,12 +117,15 @@ def main() -> None:
     load_end = round(os.getloadavg()[0], 2)
     print(f"(load average {load_end:.1f} at the end)")
     if args.json:
-        out = {**machine, "load_end": load_end, **kernels, "shape": f"{rows}x{cols}x{args.dim}", "k": 4,
+        out = {**machine, "load_end": load_end, **kernels, "xsimpp": __version__, "commit": git_commit(),
+               "engine_tiles": tiles, "shape": f"{rows}x{cols}x{args.dim}", "k": 4,
                "repeats": args.repeats, "block_rows": blk, "sgemm_s": round(t_gemm, 4),
                "fresh_s": round(min(times["fresh"]), 4), "engine_s": round(t_engine, 4),
                "sgemm_gflops": round(g["sgemm"], 1), "engine_gflops": round(g["engine"], 1),
                "engine_share_of_sgemm": round(g["engine"] / g["sgemm"], 4), "selection_s": round(selection, 4),
                "selection_budget_at_2x_sgemm_s": round(budget, 4)}
+        if reference:
+            out["vs_laser_reference"] = reference
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump(out, f, indent=1)
             f.write("\n")

@@ -32,7 +32,7 @@ def kernel_info() -> dict:
     import numba
 
     try:
-        from threadpoolctl import threadpool_info  # scikit-learn's dependency, so here with xsimpp
+        from threadpoolctl import threadpool_info  # xsimpp's engine depends on it
     except ImportError:
         blas = "unknown (no threadpoolctl to ask)"
     else:

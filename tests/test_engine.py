@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from vectors import tie_heavy
-from xsimpp.engine import EngineConfig, kernels, margin_knn, normalize, topk_both
+from xsimpp.engine import EngineConfig, kernels, knn, margin_knn, normalize, pair_similarity as compiled_pair_similarity, topk_both
 from xsimpp.engine.exact import (exact_similarity, gemm_error, lane_dot, max_norm, pair_similarity, reference_normalize,
                                  reference_topk)
-from xsimpp.engine.knn import margin_scores
+from xsimpp.engine.knn import margin_scores, tile_plan
 from xsimpp.errors import BadInputError
 
 
@@ -200,6 +200,81 @@ def test_concurrent_callers_with_mixed_thread_counts(many_threads):
     for (x, y), top in zip(pairs, got):
         assert_reference(top, x, y, 3, 3)
     assert kernels._thread_pool() is kernels._thread_pool()  # one pool, never replaced
+
+
+@pytest.fixture
+def small_tiles(monkeypatch):
+    """GEMM tiles of 16 columns and 37 rows: many tiles a thread and many blocks of rows, so rows'
+    lists carry over from tile to tile and columns' from block to block."""
+    monkeypatch.setattr(knn, "TILE_COLS_PER_THREAD", 16)
+    monkeypatch.setattr(knn, "TILE_BYTES_PER_THREAD", 4 * 16 * 37)
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+def test_tiles_carry_both_directions_exactly(threads, small_tiles, many_threads):
+    rng = np.random.default_rng(11)
+    x, y = tie_heavy(rng, 150, 700, 5)  # exact ties everywhere, duplicate targets in several tiles
+    y[600:620] = y[2]
+    assert tile_plan(len(x), len(y), threads) == (threads, 37, 16)
+    for k in (1, 4, 9):
+        assert_reference(topk_both(x, y, k_fwd=k, k_bwd=k, config=EngineConfig(threads=threads)), x, y, k, k)
+    # Targets closer together than float32 rounding in every tile: a row's floor carried from earlier
+    # tiles must keep the GEMM's error band, or the exact order is lost.
+    base = rng.standard_normal(256)
+    y = normalize((base + 1e-7 * rng.standard_normal((900, 256))).astype(np.float32))
+    x = normalize((base + 1e-3 * rng.standard_normal((80, 256))).astype(np.float32))
+    assert_reference(topk_both(x, y, k_fwd=4, k_bwd=4, config=EngineConfig(threads=threads)), x, y, 4, 4)
+
+
+def _gemm_threads():
+    from threadpoolctl import threadpool_info
+
+    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+
+
+@pytest.mark.parametrize("gemm", ["numpy", "torch"])
+def test_threads_own_their_gemms_and_the_libraries_get_their_threads_back(gemm, small_tiles, many_threads,
+                                                                          monkeypatch):
+    """While threads run their own GEMM tiles, each GEMM runs on one thread (two BLAS threads each
+    would oversubscribe the cores); afterwards, and after a failure, the libraries' thread counts
+    are what they were."""
+    import torch
+
+    rng = np.random.default_rng(12)
+    x, y = tie_heavy(rng, 60, 300, 5)
+    before = (_gemm_threads(), torch.get_num_threads())
+    seen = []
+    update = kernels.both_update
+
+    def watched(*args):
+        seen.append((_gemm_threads(), torch.get_num_threads()))
+        return update(*args)
+
+    monkeypatch.setattr(kernels, "both_update", watched)
+    cfg = EngineConfig(threads=2, gemm=gemm)
+    assert_reference(topk_both(x, y, k_fwd=3, k_bwd=3, config=cfg), x, y, 3, 3)
+    during = {(tuple(b), t) for b, t in seen}
+    assert during == {((1,) * len(before[0]), 1 if gemm == "torch" else before[1])}
+    assert (_gemm_threads(), torch.get_num_threads()) == before
+
+    def failing(*args):
+        raise RuntimeError("a worker failed")
+
+    monkeypatch.setattr(kernels, "both_update", failing)
+    with pytest.raises(RuntimeError, match="a worker failed"):
+        topk_both(x, y, k_fwd=3, k_bwd=3, config=cfg)
+    assert (_gemm_threads(), torch.get_num_threads()) == before
+
+
+def test_compiled_pair_similarity_equals_the_definition_and_checks_its_indices():
+    rng = np.random.default_rng(13)
+    x, y = normalize(rng.standard_normal((30, 19))), normalize(rng.standard_normal((50, 19)))
+    rows, cols = rng.integers(0, 30, 400), rng.integers(0, 50, 400)
+    assert np.array_equal(compiled_pair_similarity(x, y, rows, cols), pair_similarity(x, y, rows, cols))
+    with pytest.raises(BadInputError, match=r"column indices must lie in \[0, 50\)"):
+        compiled_pair_similarity(x, y, rows, cols + 1)
+    with pytest.raises(BadInputError, match=r"row indices must lie in \[0, 30\)"):
+        compiled_pair_similarity(x, y, rows - 1, cols)
 
 
 # --- margins ---------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ the engine never imports encoders, datasets, tasks or the CLI.
 
 from .exact import normalize
 from .knn import (DEFAULT_MARGIN, MARGINS, EngineConfig, MarginKNN, TopK, check_k, check_margin, margin_knn, margin_scores,
-                  nearest_neighbors, topk_both)
+                  nearest_neighbors, pair_similarity, topk_both)
 
 __all__ = ["DEFAULT_MARGIN", "EngineConfig", "MARGINS", "MarginKNN", "TopK", "check_k", "check_margin", "margin_knn", "margin_scores",
-           "nearest_neighbors", "normalize", "topk_both"]
+           "nearest_neighbors", "normalize", "pair_similarity", "topk_both"]

@@ -241,18 +241,18 @@ def _clear(hv, hi):
 
 
 @numba.njit(inline="always")
-def _finish_row(block, xb, y, vec, r, c0, row, rt, over, nb, bv, bc, ev, ei):
-    # The row's exact top-k over its candidates: the buffer, or (after an overflow) a rescan.
-    _clear(ev, ei)
+def _finish_row(block, xb, y, vec, r, c0, col_offset, row, rt, over, nb, bv, bc, ev, ei):
+    # The row's candidates (the buffer, or after an overflow a rescan) into its exact top-k list
+    # ev/ei, which may hold earlier columns' entries; column c of the block is col_offset + c.
     if over:
         for t in range(row.shape[0]):
             if row[t] >= rt:
-                _push_exact(ev, ei, _exact(block, xb, y, vec, r, c0 + t), c0 + t)
+                _push_exact(ev, ei, _exact(block, xb, y, vec, r, c0 + t), col_offset + c0 + t)
     else:
         for b in range(nb):
             if bv[b] >= rt:
                 c = c0 + bc[b]
-                _push_exact(ev, ei, _exact(block, xb, y, vec, r, c), c)
+                _push_exact(ev, ei, _exact(block, xb, y, vec, r, c), col_offset + c)
 
 
 @numba.njit(inline="always")
@@ -318,7 +318,8 @@ def _rows(block, xb, y, vec, r0, r1, beta, rfloor, ov, oi):  # pragma: no cover 
                 v = row[t]
                 if v >= rt:
                     rt, hk, nb, over = _row_candidate(v, t, rt, hk, heap, bv, bc, nb, over, beta)
-        _finish_row(block, xb, y, vec, r, 0, row, rt, over, nb, bv, bc, ov[r], oi[r])
+        _clear(ov[r], oi[r])
+        _finish_row(block, xb, y, vec, r, 0, 0, row, rt, over, nb, bv, bc, ov[r], oi[r])
 
 
 @numba.njit(inline="always")
@@ -352,9 +353,12 @@ def _seed_columns(block, n_rows, c0, c1, beta, ct, kb):
 
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
-def _both(block, xb, y, vec, c0, c1, row_offset, beta, bound, ov, oi, cv, ci, cheap, ct, cb, cn):  # pragma: no cover - compiled
-    """Columns [c0, c1) of ``block`` (at most 2^24 rows): each row's exact top-k over these columns into ov/oi
-    (k may be 0), and every column's exact top-k (cv/ci, row indices + row_offset) updated."""
+def _both(block, xb, y, vec, c0, c1, row_offset, col_offset, beta, bound, ov, oi, cv, ci, cheap, ct, cb,
+          cn):  # pragma: no cover - compiled
+    """Columns [c0, c1) of ``block`` (at most 2^24 rows): each row's exact top-k list ov/oi (k may be 0;
+    column indices + col_offset) and every column's (cv/ci, row indices + row_offset) updated with
+    the block's entries. Rows and columns alike start from their lists' floors: a list's exact k-th
+    minus the bound is a GEMM value below which no later entry can enter."""
     kf = ov.shape[1]
     kb = cv.shape[1]
     nc = c1 - c0
@@ -385,7 +389,10 @@ def _both(block, xb, y, vec, c0, c1, row_offset, beta, bound, ov, oi, cv, ci, ch
         for p in range(kf):
             heap[p] = -np.inf
         hk = np.float32(-np.inf)
-        rt = np.float32(-np.inf) if kf > 0 else np.float32(np.inf)
+        rt = np.float32(np.inf)
+        if kf > 0:
+            kth = ov[r, kf - 1]
+            rt = _lower32(kth - bound) if kth > -np.inf else np.float32(-np.inf)
         nb = 0
         over = False
         for q in range(nfull + 1):
@@ -429,7 +436,7 @@ def _both(block, xb, y, vec, c0, c1, row_offset, beta, bound, ov, oi, cv, ci, ch
                         if kth > -np.inf:
                             ct[t] = max(ct[t], _lower32(np.float64(kth) - beta))
         if kf > 0:
-            _finish_row(block, xb, y, vec, r, c0, row, rt, over, nb, bv, bc, ov[r], oi[r])
+            _finish_row(block, xb, y, vec, r, c0, col_offset, row, rt, over, nb, bv, bc, ov[r], oi[r])
     # Column by column, so each target vector is read once for all its candidates.
     live = np.empty(cap, np.int64)
     for t in range(nc):
@@ -479,7 +486,8 @@ def _pair_sims(x, y, rows, cols, lo, hi, out):  # pragma: no cover - compiled
         out[n] = _lane_dot(x[rows[n]], y[cols[n]])
 
 
-def _run(kernel, arg_lists: list[tuple]) -> None:
+def run_in_pool(kernel, arg_lists: list[tuple]) -> None:
+    """kernel(*args) for each args: on the engine's threads, or on the caller's when there is one."""
     if len(arg_lists) == 1:
         kernel(*arg_lists[0])
         return
@@ -497,7 +505,7 @@ def normalize_rows(a: np.ndarray, threads: int | None = None) -> tuple[np.ndarra
     sq = np.empty(a.shape[0], np.float64)
     nt = max(1, min(threads or default_threads(), a.size // (1 << 18)))
     bounds = np.linspace(0, a.shape[0], nt + 1).astype(np.int64)
-    _run(_normalize, [(a, int(bounds[t]), int(bounds[t + 1]), out, sq) for t in range(nt)])
+    run_in_pool(_normalize, [(a, int(bounds[t]), int(bounds[t + 1]), out, sq) for t in range(nt)])
     return out, sq
 
 
@@ -513,7 +521,7 @@ def rows_topk(block: np.ndarray, k: int, x: np.ndarray | None, y: np.ndarray | N
     oi = np.empty((n_rows, k), np.int64)
     nt = max(1, min(threads, n_rows * block.shape[1] // MIN_VALUES_PER_THREAD))
     bounds = np.linspace(0, n_rows, nt + 1).astype(np.int64)
-    _run(_rows, [(block, xb, yy, vec, int(bounds[t]), int(bounds[t + 1]), float(beta), floor, ov, oi)
+    run_in_pool(_rows, [(block, xb, yy, vec, int(bounds[t]), int(bounds[t + 1]), float(beta), floor, ov, oi)
                  for t in range(nt)])
     return ov, oi
 
@@ -525,20 +533,49 @@ def both_topk(block: np.ndarray, k_fwd: int, x: np.ndarray | None, y: np.ndarray
     ``col_sim``/``col_idx`` (n_cols, k_bwd; float64 / int64, (-inf, -1) where empty) updated in
     place with the block's rows, numbered from ``row_offset``. ``scratch``: a ``column_scratch``
     of at least n_cols columns to reuse across calls (its content does not carry over)."""
+    rows = row_lists(block.shape[0], k_fwd, _column_split(block, threads))
+    both_update(block, x, y, beta, bound, rows, col_sim, col_idx, row_offset, 0, threads, scratch)
+    return merge_row_lists(rows)
+
+
+def _column_split(block: np.ndarray, threads: int) -> int:
+    # Threads a block's columns are split between: each gets enough values and columns to pay.
+    return max(1, min(threads, block.shape[1] // MIN_COLS_PER_THREAD, block.size // MIN_VALUES_PER_THREAD))
+
+
+def row_lists(n_rows: int, k: int, threads: int) -> tuple[np.ndarray, np.ndarray]:
+    """Empty exact top-k lists of n_rows rows, one set per thread of ``both_update``
+    ((threads, n_rows, k) values -inf, indices -1)."""
+    return np.full((threads, n_rows, k), -np.inf), np.full((threads, n_rows, k), -1, np.int64)
+
+
+def merge_row_lists(rows: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Each row's exact top-k over the threads' lists (``row_lists``)."""
+    ov, oi = rows
+    if ov.shape[0] == 1 or ov.shape[2] == 0:
+        return ov[0], oi[0]
+    n_rows = ov.shape[1]
+    return merge_topk(ov.transpose(1, 0, 2).reshape(n_rows, -1), oi.transpose(1, 0, 2).reshape(n_rows, -1), ov.shape[2])
+
+
+def both_update(block: np.ndarray, x: np.ndarray | None, y: np.ndarray | None, beta: float, bound: float,
+                rows: tuple[np.ndarray, np.ndarray], col_sim: np.ndarray, col_idx: np.ndarray, row_offset: int = 0,
+                col_offset: int = 0, threads: int = 1, scratch: tuple | None = None) -> None:
+    """Both directions' exact top-k lists updated in place with a GEMM ``block`` (rows x[i], columns
+    y[j]): the rows' (``row_lists``; column indices + col_offset; threads split the columns, each
+    keeping its own list, so a row's lists carry over from one block of columns to the next) and
+    the columns' (``col_sim``/``col_idx``; row indices + row_offset). ``scratch``: as in
+    ``both_topk``. Without vectors the block's own values are exact (beta = bound = 0)."""
     n_rows, n_cols = block.shape
     vec = x is not None
     xb, yy = (x, y) if vec else (_EMPTY, _EMPTY)
-    nt = max(1, min(threads, n_cols // MIN_COLS_PER_THREAD, block.size // MIN_VALUES_PER_THREAD))
+    ov, oi = rows
+    nt = min(ov.shape[0], _column_split(block, threads))
     bounds = np.linspace(0, n_cols, nt + 1).astype(np.int64)
-    ovs = np.empty((nt, n_rows, k_fwd), np.float64)
-    ois = np.empty((nt, n_rows, k_fwd), np.int64)
     cheap, ct, cb, cn = scratch or column_scratch(n_cols, col_sim.shape[1])
-    _run(_both, [(block, xb, yy, vec, c0, c1, int(row_offset), float(beta), float(bound), ovs[t], ois[t], col_sim,
-                  col_idx, cheap[c0:c1], ct[c0:c1], cb[c0:c1], cn[c0:c1])
+    run_in_pool(_both, [(block, xb, yy, vec, c0, c1, int(row_offset), int(col_offset), float(beta), float(bound), ov[t], oi[t],
+                  col_sim, col_idx, cheap[c0:c1], ct[c0:c1], cb[c0:c1], cn[c0:c1])
                  for t, (c0, c1) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist()))])
-    if nt == 1 or k_fwd == 0:
-        return ovs[0], ois[0]
-    return merge_topk(ovs.transpose(1, 0, 2).reshape(n_rows, -1), ois.transpose(1, 0, 2).reshape(n_rows, -1), k_fwd)
 
 
 def column_scratch(n_cols: int, k_bwd: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -554,7 +591,7 @@ def gather_columns(block: np.ndarray, cols: np.ndarray, threads: int = 1) -> np.
     out = np.empty((block.shape[0], len(cols)), block.dtype)
     nt = max(1, min(threads, out.size // MIN_VALUES_PER_THREAD))
     bounds = np.linspace(0, block.shape[0], nt + 1).astype(np.int64)
-    _run(_gather, [(block, cols, int(bounds[t]), int(bounds[t + 1]), out) for t in range(nt)])
+    run_in_pool(_gather, [(block, cols, int(bounds[t]), int(bounds[t + 1]), out) for t in range(nt)])
     return out
 
 
@@ -565,7 +602,7 @@ def pair_similarities(x: np.ndarray, y: np.ndarray, rows: np.ndarray, cols: np.n
     out = np.empty(len(rows))
     nt = max(1, min(threads or default_threads(), len(rows) // 4096))
     bounds = np.linspace(0, len(rows), nt + 1).astype(np.int64)
-    _run(_pair_sims, [(x, y, rows, cols, int(bounds[t]), int(bounds[t + 1]), out) for t in range(nt)])
+    run_in_pool(_pair_sims, [(x, y, rows, cols, int(bounds[t]), int(bounds[t + 1]), out) for t in range(nt)])
     return out
 
 
@@ -574,7 +611,7 @@ def similarity_matrix(x: np.ndarray, y: np.ndarray, threads: int | None = None) 
     out = np.empty((len(x), len(y)))
     nt = max(1, min(threads or default_threads(), len(x)))
     bounds = np.linspace(0, len(x), nt + 1).astype(np.int64)
-    _run(_matrix, [(x, y, int(bounds[t]), int(bounds[t + 1]), out) for t in range(nt)])
+    run_in_pool(_matrix, [(x, y, int(bounds[t]), int(bounds[t + 1]), out) for t in range(nt)])
     return out
 
 

@@ -22,8 +22,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..engine import DEFAULT_MARGIN, EngineConfig, margin_knn, normalize, topk_both
-from ..engine.exact import pair_similarity
+from ..engine import DEFAULT_MARGIN, EngineConfig, margin_knn, normalize, pair_similarity, topk_both
 from ..errors import BadInputError
 from .xsim import XsimResult, count_errors
 

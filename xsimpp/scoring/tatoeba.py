@@ -19,8 +19,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import BadInputError
-from ..engine import EngineConfig, check_margin, margin_knn, normalize
-from ..engine.exact import pair_similarity
+from ..engine import EngineConfig, check_margin, margin_knn, normalize, pair_similarity
 from ..engine.knn import check_similarity_shape
 
 MODES = ("text", "index")

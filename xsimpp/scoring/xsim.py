@@ -16,8 +16,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..errors import BadInputError
-from ..engine import DEFAULT_MARGIN, EngineConfig, margin_knn, normalize
-from ..engine.exact import pair_similarity
+from ..engine import DEFAULT_MARGIN, EngineConfig, margin_knn, normalize, pair_similarity
 
 MODES = ("text", "index")
 MISALIGNED = "Misaligned"

@@ -25,8 +25,7 @@ import numpy as np
 
 from ..datasets.base import Bitext
 from ..encoders.base import Encoder
-from ..engine import EngineConfig, margin_knn, normalize
-from ..engine.exact import pair_similarity
+from ..engine import EngineConfig, margin_knn, normalize, pair_similarity
 from ..results import Outcomes, ResultRecord
 from .base import IntervalSettings, MetricInfo, Task, TaskReport, bitext_sides, embedder_for, pair_scores_for, sign
 from .retrieval import RetrievalSource, open_bitexts, select_lines
