@@ -138,14 +138,14 @@ def test_near_ties_the_float32_gemm_gets_wrong():
 
 
 def test_seeded_first_block_keeps_near_tied_rows():
-    """A first block with many rows lifts its columns' thresholds from a sample of its rows before the
-    candidate pass (``kernels._seed_columns``): sources closer together than float32 rounding, so
+    """A first block with many rows lifts its columns' thresholds from its row groups' maxima before
+    the candidate pass (``kernels._seed_columns``): sources closer together than float32 rounding, so
     every column's top-k among them is decided by the exact values, not the GEMM's noise."""
     rng = np.random.default_rng(5)
     base = rng.standard_normal(256)
     x = normalize((base + 1e-7 * rng.standard_normal((900, 256))).astype(np.float32))
     y = normalize((base + 1e-3 * rng.standard_normal((2000, 256))).astype(np.float32))
-    assert len(x) > kernels.SEED_MIN_ROWS * 9 and kernels.SEED_ROWS < len(x)  # seeded, from a sample
+    assert len(x) > kernels.SEED_MIN_ROWS * 9 and len(x) > 2 * kernels.SEED_GROUPS_PER_K * 9  # seeded, groups of rows
     for k in (1, 4, 9):
         for threads in (1, 2):
             cfg = EngineConfig(threads=threads)

@@ -38,7 +38,7 @@ W = 64
 # block needs before seeding pays.
 SEED_TILE = 512
 SEED_MIN_ROWS = 16
-SEED_ROWS = 256
+SEED_GROUPS_PER_K = 8
 # A thread's share of a block: fewer values, or (column split) fewer columns than this cost more
 # in start-up and merging than they save.
 MIN_VALUES_PER_THREAD = 2**20
@@ -323,22 +323,35 @@ def _rows(block, xb, y, vec, r0, r1, beta, rfloor, ov, oi):  # pragma: no cover 
 
 
 @numba.njit(inline="always")
-def _seed_columns(block, n_rows, c0, c1, beta, ct, kb):
-    # Each column's k-th largest GEMM value in the block, by a branch-free insertion into k sorted
-    # lanes per column (vectorised over SEED_TILE columns that stay in L1), lifts the column
-    # thresholds to their final value before the candidate pass: with no floor yet (a first block)
-    # the running thresholds would otherwise start at -inf and admit ~k ln(rows) candidates a column.
+def _seed_columns(block, c0, c1, beta, ct, kb):
+    # Lifts the column thresholds near their final value before the candidate pass: with no floor
+    # yet (a first block) they would otherwise start at -inf and admit ~k ln(rows) candidates a
+    # column. The rows fall into SEED_GROUPS_PER_K * k groups; each column's largest value in each
+    # group (one vector max per value, over SEED_TILE columns that stay in L1), and the k-th largest
+    # of those maxima, is reached by k distinct rows, so the column's k-th GEMM value is at least it.
+    n_rows = block.shape[0]
+    groups = min(n_rows, SEED_GROUPS_PER_K * kb)
+    size = -(-n_rows // groups)
+    gmax = np.empty((groups, SEED_TILE), np.float32)
     heaps = np.empty((kb, SEED_TILE), np.float32)
     v = np.empty(SEED_TILE, np.float32)
     for a in range(0, c1 - c0, SEED_TILE):
         n = min(SEED_TILE, c1 - c0 - a)
+        for g in range(groups):
+            m = gmax[g]
+            for t in range(n):
+                m[t] = -np.inf
+            for r in range(g * size, min(n_rows, (g + 1) * size)):
+                row = block[r, c0 + a : c0 + a + n]
+                for t in range(n):
+                    m[t] = max(m[t], row[t])
         for q in range(kb):
             for t in range(n):
                 heaps[q, t] = -np.inf
-        for r in range(n_rows):
-            row = block[r, c0 + a : c0 + a + n]
+        for g in range(groups):  # the k largest group maxima, by a branch-free insertion into k lanes
+            m = gmax[g]
             for t in range(n):
-                v[t] = row[t]
+                v[t] = m[t]
             for q in range(kb):
                 h = heaps[q]
                 for t in range(n):
@@ -377,7 +390,7 @@ def _both(block, xb, y, vec, c0, c1, row_offset, col_offset, beta, bound, ov, oi
         ct[t] = _lower32(kth - bound) if kth > -np.inf else np.float32(-np.inf)
         unfloored += kth == -np.inf
     if unfloored * 2 > nc and block.shape[0] > SEED_MIN_ROWS * kb:
-        _seed_columns(block, min(SEED_ROWS, block.shape[0]), c0, c1, beta, ct, kb)
+        _seed_columns(block, c0, c1, beta, ct, kb)
     # Column candidates: a small buffer per column (row, value), compacted against the risen
     # threshold when full; a column that still overflows is rescanned at the end.
     cap = cb.shape[1] // 2  # cb: (value, row) pairs, cn: how many (-1: overflowed)
