@@ -29,7 +29,12 @@ from machine import cpu_info, kernel_info  # noqa: E402
 
 from xsimpp import __version__  # noqa: E402
 from xsimpp.engine import EngineConfig, normalize, topk_both  # noqa: E402
-from xsimpp.engine.knn import block_rows_for, tile_plan  # noqa: E402
+from xsimpp.engine.knn import block_rows_for  # noqa: E402
+
+try:  # (0.10's per-thread tiles; earlier engines, measured with this script for comparison, have none)
+    from xsimpp.engine.knn import tile_plan  # noqa: E402
+except ImportError:
+    tile_plan = None
 
 
 def git_commit() -> str:
@@ -76,8 +81,11 @@ def main() -> None:
     flops = 2.0 * rows * cols * args.dim
     cfg = EngineConfig()
     blk = block_rows_for(cols, cfg.block_bytes)  # the sgemm lines: the product in the engine's blocks of rows
-    threads, tile_rows, tile_cols = tile_plan(rows, cols, cfg.n_threads(), cfg.block_bytes)
-    tiles = f"{threads} thread(s), each its own tiles of {tile_rows} x {tile_cols}"
+    if tile_plan is None:
+        tiles = f"blocks of {blk} rows (no tiles)"
+    else:
+        threads, tile_rows, tile_cols = tile_plan(rows, cols, cfg.n_threads(), cfg.block_bytes)
+        tiles = f"{threads} thread(s), each its own tiles of {tile_rows} x {tile_cols}"
     print(f"(2) roofline shape {rows} x {cols} x {args.dim} ({flops / 1e9:.0f} GFLOP per pass; sgemm in blocks of "
           f"{blk} rows, the engine in {tiles})")
     buf = np.empty((min(blk, rows), cols), np.float32)
