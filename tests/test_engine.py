@@ -384,7 +384,9 @@ def test_the_docs_quote_every_committed_roofline_run():
                                                                                / "roofline").glob("*.json"))}
     assert len(runs) >= 3
     for name, r in runs.items():
-        row = (f"| {name} | {r['cpu']} ({r['isa']}) | {r['cores']} | {r['blas']} | {r['numba_cpu']} | "
+        # (files without a version predate the field; they were measured with 0.4.1's engine)
+        row = (f"| {name} | {r.get('xsimpp', '0.4.1')} | {r['cpu']} ({r['isa']}) | {r['cores']} | {r['blas']} | "
+               f"{r['numba_cpu']} | "
                f"{r['load']:.1f}–{r['load_end']:.1f} | {r['sgemm_gflops']:.0f} | {r['engine_gflops']:.0f} | "
                f"{100 * r['engine_share_of_sgemm']:.1f} % | {r['selection_s']:.3f} s | "
                f"{r['selection_s'] / r['selection_budget_at_2x_sgemm_s']:.2f} |")
@@ -396,6 +398,31 @@ def test_the_docs_quote_every_committed_roofline_run():
     assert f"{min(share):.0f}–{max(share):.0f} % on 2 of them" in scaling
     assert f"{100 * runs['intel-xeon-16cores-avx512']['engine_share_of_sgemm']:.1f} % of the sgemm rate" in scaling
     assert f"at {min(share):.0f}–{max(share):.0f} % on 2 Xeon cores" in page
+    # The LASER comparison's speed-ups, per engine version and GEMM kernel: their range over the runs.
+    vs_laser: dict[tuple, list] = {}
+    for r in runs.values():
+        for margin, m in r.get("vs_laser_reference", {}).items():
+            if margin != "shape":
+                vs_laser.setdefault((r["xsimpp"], r["blas"], margin), []).append(m["speedup"])
+    assert vs_laser, "no committed run compares with LASER's reference"
+    for (version, blas, margin), ups in vs_laser.items():
+        assert f"| {version} | {blas} | {margin} | {min(ups):.2f}–{max(ups):.2f}× | {len(ups)} |" in page, (version, margin)
+    # The before/after paragraph: the same ranges, from the same files.
+    amd = [r for n, r in runs.items() if n.startswith("amd-epyc") and "xsimpp" in r]
+
+    def span(values, fmt):
+        return f"{fmt.format(min(values))}–{fmt.format(max(values))}"
+
+    for version in ("0.9.0", "0.10.0"):
+        for blas in ("openblas SkylakeX", "openblas Haswell"):
+            group = [r for r in amd if r["xsimpp"] == version and r["blas"] == blas
+                     and (blas.endswith("SkylakeX") or r["numba_cpu"] != "haswell")]
+            assert f"{span([100 * r['engine_share_of_sgemm'] for r in group], '{:.1f}')} %" in page, (version, blas)
+            assert f"{span(vs_laser[(version, blas, 'ratio')], '{:.2f}')}×" in page, (version, blas)
+    fast = [r for r in amd if r["xsimpp"] == "0.10.0"]
+    for blas in ("openblas SkylakeX", "openblas Haswell"):  # the selection against a 2x GEMM's budget
+        ratios = [r["selection_s"] / r["selection_budget_at_2x_sgemm_s"] for r in fast if r["blas"] == blas]
+        assert f"{span(ratios, '{:.1f}')}×" in page, blas
 
 
 def test_the_docs_quote_the_measured_million_square_mining_run():

@@ -19,7 +19,9 @@ def add_engine_options(p: argparse.ArgumentParser, blocks: bool = True) -> None:
                    help="where candidates are chosen: on the torch device (only candidates come back; auto: when "
                         "--gemm-device is not the CPU) or on the CPU")
     if blocks:
-        g.add_argument("--block-memory", default="256MB", help="bound on one similarity block (default 256MB)")
+        g.add_argument("--block-memory", default="256MB",
+                       help="bound on the GEMM values held at once: one block, or every thread's tiles together "
+                            "(default 256MB)")
 
 
 def engine_config(args):

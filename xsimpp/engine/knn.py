@@ -33,9 +33,9 @@ BWD_SCOPES = ("all", "forward")
 DEFAULT_BLOCK_BYTES = 256 * 2**20
 # Both-direction passes over vectors compute the GEMM in tiles, each thread its own (a tile of this
 # many columns and as many rows as this many bytes hold): a tile is selected while it is in its
-# core's cache, and its columns' scratch (~220 bytes a column at k = 4) in the core's L2. Measured
-# with bench_roofline (AMD EPYC, 2 cores): 84-87 % of the sgemm rate for tiles of 256-1024 columns
-# and 2-8 MiB, against 76-78 % for 256 MiB blocks selected by both threads after a shared GEMM.
+# core's cache, and its columns' scratch (~220 bytes a column at k = 4) in the core's L2. Chosen with
+# bench_roofline on the 2-core AMD VM: tiles of 256-1024 columns and 2-8 MiB measured alike, all
+# faster than 256 MiB blocks selected by both threads after a shared GEMM (docs/performance.md).
 TILE_COLS_PER_THREAD = 512
 TILE_BYTES_PER_THREAD = 8 * 2**20
 # Bytes per GEMM value a block costs: the float32 block (the kernels' scratch is per column).
