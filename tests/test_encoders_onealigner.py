@@ -147,11 +147,18 @@ def test_token_states_are_cached_and_scoring_knobs_reuse_them(xlmr, tmp_path, ca
     second = capsys.readouterr().out
     assert "sentences encoded: 0, reused from cache: 80" in second
     assert first.split("signature")[0] == second.split("signature")[0]
-    for extra in (["--encoder-opt", "alpha=0.5"], ["--encoder-opt", "scoring=mean", "--encoder-opt", "normalization=none"]):
+    default = OneAligner(model=str(xlmr), layer=2, device="cpu").similarity(_lines("fur_Latn", 0, 40),
+                                                                           _lines("eng_Latn", 0, 40))
+    for extra, knobs in ((["--encoder-opt", "alpha=0.5"], {"alpha": 0.5}),
+                         (["--encoder-opt", "scoring=mean", "--encoder-opt", "normalization=none"],
+                          {"scoring": "mean", "normalization": "none"})):
         assert main(base + extra) == 0
         out = capsys.readouterr().out
-        assert "sentences encoded: 0, reused from cache: 80" in out
-        assert out.split("signature")[0] != first.split("signature")[0]  # other scores, same states
+        assert "sentences encoded: 0, reused from cache: 80" in out  # same states
+        assert out.split("signature")[1] != first.split("signature")[1]  # signed as another scorer
+        # other scores (compared as scores: the tiny model's error count may coincide)
+        other = OneAligner(model=str(xlmr), layer=2, device="cpu", **knobs)
+        assert not np.allclose(other.similarity(_lines("fur_Latn", 0, 40), _lines("eng_Latn", 0, 40)), default)
     assert main(base + ["--json", "--encoder-opt", "scoring=mean"]) == 0
     rec = json.loads(capsys.readouterr().out.splitlines()[0])
     assert rec["signature"]["encoder_revision"] and rec["metric"] == "xsim"

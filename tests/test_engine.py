@@ -227,9 +227,14 @@ def test_tiles_carry_both_directions_exactly(threads, small_tiles, many_threads)
 
 
 def _gemm_threads():
+    """Thread counts of the BLAS libraries whose count is process-wide (numpy's OpenBLAS; an OpenMP
+    build, such as faiss's, reports the calling thread's own count, which no caller can set for others)."""
     from threadpoolctl import threadpool_info
 
-    return [lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"]
+    counts = [lib["num_threads"] for lib in threadpool_info()
+              if lib["user_api"] == "blas" and lib.get("threading_layer") != "openmp"]
+    assert counts, "no process-wide BLAS thread count to check"
+    return counts
 
 
 @pytest.mark.parametrize("gemm", ["numpy", "torch"])

@@ -11,8 +11,9 @@ same order) and enter exact top-k lists in the total order (exact value desc, in
 Since what enters is decided by exact values and a total order, the result does not depend on the
 order of visits: threads may split columns any way (each thread's row partials are merged by the
 same order), blocks and shards may be cut anywhere, and the GEMM that produced the block may be
-any. Column state persists across blocks as *exact* top-k lists; their k-th value, minus the error
-bound, is a floor below which a later row cannot enter.
+any. Column state persists across blocks of rows, and row state across blocks of columns (the
+GEMM tiles of ``knn``), as *exact* top-k lists; a list's k-th value, minus the error bound, is a
+floor below which a later entry cannot enter.
 
 Importing this module imports numba (~0.3 s); the first call loads the kernels from numba's disk
 cache (~0.5 s) or compiles them (a few seconds, once per machine).
@@ -34,8 +35,8 @@ from numba.extending import intrinsic
 # Values tested per step: a branch-free count over 64 values vectorises (~10x faster per value
 # than 16-value steps with a bit mask, measured); a chunk with a hit is then walked value by value.
 W = 64
-# Columns seeded per pass (k heaps of this many float32 stay in L1), and the rows per neighbour a
-# block needs before seeding pays.
+# Columns seeded per pass (their group maxima and k lanes, ~70 KB at k = 4, stay in L1/L2), the rows
+# per neighbour a block needs before seeding pays, and the row groups per neighbour.
 SEED_TILE = 512
 SEED_MIN_ROWS = 16
 SEED_GROUPS_PER_K = 8
