@@ -77,7 +77,9 @@ def main() -> None:
     args = ap.parse_args()
     if args.child:
         return child(args)
-    from machine import cpu_info, kernel_info
+    from machine import cpu_info, git_commit, kernel_info
+
+    from xsimpp import __version__
     from xsimpp.engine.mining import plan_mining
 
     machine, results = cpu_info(), []
@@ -106,8 +108,8 @@ def main() -> None:
                 os.unlink(p)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({**machine, **kernel_info(), "dim": args.dim, "k": 4, "max_memory": args.max_memory,
-                       "runs": results}, f, indent=1)
+            json.dump({**machine, **kernel_info(), "xsimpp": __version__, "commit": git_commit(), "dim": args.dim,
+                       "k": 4, "max_memory": args.max_memory, "runs": results}, f, indent=1)
             f.write("\n")
 
 

@@ -25,7 +25,7 @@ os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # as the CLI sets it (xsi
 import numpy as np  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
-from machine import cpu_info, kernel_info  # noqa: E402
+from machine import cpu_info, git_commit, kernel_info  # noqa: E402
 
 from xsimpp import __version__  # noqa: E402
 from xsimpp.engine import EngineConfig, normalize, topk_both  # noqa: E402
@@ -35,21 +35,6 @@ try:  # (0.10's per-thread tiles; earlier engines, measured with this script for
     from xsimpp.engine.knn import tile_plan  # noqa: E402
 except ImportError:
     tile_plan = None
-
-
-def git_commit() -> str:
-    """The checkout's commit, '+' marking uncommitted changes ('unknown' outside a git checkout)."""
-    import subprocess
-
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    try:
-        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
-                              check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                               capture_output=True, text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    return head + ("+" if dirty else "")
 
 
 def main() -> None:

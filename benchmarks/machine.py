@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import platform
+import subprocess
 
 
 def cpu_info() -> dict:
@@ -45,3 +46,16 @@ def _host_cpu() -> str:
     import llvmlite.binding as ll
 
     return ll.get_host_cpu_name()
+
+
+def git_commit() -> str:
+    """The checkout's commit, '+' marking uncommitted changes ('unknown' outside a git checkout)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                               capture_output=True, text=True, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head + ("+" if dirty else "")

@@ -232,7 +232,7 @@ def tile_plan(n_x: int, n_y: int, threads: int, block_bytes: int = DEFAULT_BLOCK
     return nt, rows, cols
 
 
-def _both_tiled(x: np.ndarray, y: np.ndarray, k_fwd: int, beta: float, bound: float, col_sim: np.ndarray,
+def both_tiled(x: np.ndarray, y: np.ndarray, k_fwd: int, beta: float, bound: float, col_sim: np.ndarray,
                 col_idx: np.ndarray, cfg: EngineConfig) -> tuple[np.ndarray, np.ndarray]:
     """Both directions over GEMM tiles: each thread owns a range of columns and walks it tile by
     tile, computing a tile's GEMM on its own core (one BLAS thread each) into its own buffer and
@@ -343,7 +343,7 @@ def topk_both(
         col_sim = np.full((n_y, k_bwd), -np.inf)
         col_idx = np.full((n_y, k_bwd), -1, np.int64)
         if sim is None:
-            fwd_sim, fwd_idx = _both_tiled(x, y, k_fwd, beta, bound, col_sim, col_idx, cfg)
+            fwd_sim, fwd_idx = both_tiled(x, y, k_fwd, beta, bound, col_sim, col_idx, cfg)
             return TopK(fwd_sim, fwd_idx, col_sim, col_idx)
         fwd_sim = np.empty((n_x, k_fwd))
         fwd_idx = np.empty((n_x, k_fwd), np.int64)

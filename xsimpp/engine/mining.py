@@ -42,7 +42,7 @@ from ..errors import BadInputError
 from ..textio import atomic_save_npy, atomic_write_json, check_input_file, file_sha256
 from .exact import gemm_error, normalize
 from .knn import (DEFAULT_MARGIN, BLOCK_BYTES_PER_VALUE, COLUMN_BYTES_PER_K, UNIT_NORM, CandidateGemm, EngineConfig, MarginKNN, TopK,
-                  check_k, check_margin, margin_scores)
+                  both_tiled, check_k, check_margin, margin_scores)
 
 log = logging.getLogger(__name__)
 
@@ -163,8 +163,9 @@ def _fixed_bytes(n_src: int, n_tgt: int, k: int) -> int:
 
 
 def _work_bytes(shard_rows: int, tile_cols: int, dim: int, k: int) -> int:
-    # raw (up to float64) + normalised copies of a shard and a tile, the GEMM block, the
-    # selection's per-column scratch for a tile, and the shard's forward merge state.
+    # raw (up to float64) + normalised copies of a shard and a tile, the GEMM block (since 0.10 an
+    # upper bound: the threads' GEMM tiles of ``knn.both_tiled`` hold at most a shard x tile block),
+    # the selection's per-column scratch for a tile, and the shard's forward merge state.
     return (12 * (shard_rows + tile_cols) * dim + BLOCK_BYTES_PER_VALUE * shard_rows * tile_cols
             + COLUMN_BYTES_PER_K * k * tile_cols + 4 * shard_rows * k * 16)
 
@@ -246,27 +247,19 @@ def compute_shard(src: RowSource, tgt: RowSource, plan: MiningPlan, i: int,
     fwd_sim = fwd_idx = None
     bwd_sim = np.full((plan.n_tgt, kb), -np.inf)
     bwd_idx = np.full((plan.n_tgt, kb), -1, np.int64)
-    gemm = CandidateGemm(cfg)  # (its checks of torch's float32 products hold for device selection too)
     on_device = cfg.selects_on_device()
     if on_device:
         from .device import device_topk_both
-    else:
-        # One buffer for every tile; a narrower last tile is a C-contiguous view of its start (a
-        # second allocation there would hold two blocks at once, past --max-memory).
-        buf = np.empty((b - a) * min(plan.tile_cols, plan.n_tgt), np.float32)
-        scratch = kernels.column_scratch(min(plan.tile_cols, plan.n_tgt), kb)
+
+        device = CandidateGemm(cfg).device  # (its checks of torch's float32 products hold for device selection too)
     for c in range(0, plan.n_tgt, plan.tile_cols):
         d = min(plan.n_tgt, c + plan.tile_cols)
         yt = tgt.normalized(c, d)
         # The tile's columns start empty in this shard: their top-k is over the shard's rows only.
         if on_device:  # the shard x tile block stays on the device; only candidates come back
-            vals, idx, bwd_sim[c:d], bwd_idx[c:d] = device_topk_both(xs, yt, kf, kb, bound, b - a, gemm.device,
-                                                                     threads)
-        else:
-            block = buf[: (b - a) * (d - c)].reshape(b - a, d - c)
-            gemm(xs, yt, block)
-            vals, idx = kernels.both_topk(block, kf, xs, yt, 2 * bound, bound, bwd_sim[c:d], bwd_idx[c:d], 0, threads,
-                                           scratch)
+            vals, idx, bwd_sim[c:d], bwd_idx[c:d] = device_topk_both(xs, yt, kf, kb, bound, b - a, device, threads)
+        else:  # the in-memory engine's per-thread GEMM tiles (within the block the memory model counts)
+            vals, idx = both_tiled(xs, yt, kf, 2 * bound, bound, bwd_sim[c:d], bwd_idx[c:d], cfg)
         idx[idx >= 0] += c
         if fwd_sim is None:
             fwd_sim, fwd_idx = vals, idx
