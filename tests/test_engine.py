@@ -424,10 +424,42 @@ def test_the_docs_quote_every_committed_roofline_run():
                      and (blas.endswith("SkylakeX") or r["numba_cpu"] != "haswell")]
             assert f"{span([100 * r['engine_share_of_sgemm'] for r in group], '{:.1f}')} %" in page, (version, blas)
             assert f"{span(vs_laser[(version, blas, 'ratio')], '{:.2f}')}×" in page, (version, blas)
+    changelog = " ".join((root / "CHANGELOG.md").read_text(encoding="utf-8").split())
+    share = {v: [100 * r["engine_share_of_sgemm"] for r in amd if r["xsimpp"] == v and r["blas"] == "openblas SkylakeX"]
+             for v in ("0.9.0", "0.10.0")}
+    assert f"{span(share['0.9.0'], '{:.1f}')} % → {span(share['0.10.0'], '{:.1f}')} %" in changelog
+    for blas in ("openblas SkylakeX", "openblas Haswell"):
+        before, after = vs_laser[("0.9.0", blas, "ratio")], vs_laser[("0.10.0", blas, "ratio")]
+        assert f"{span(before, '{:.2f}')}× → {span(after, '{:.2f}')}×" in changelog, blas
     fast = [r for r in amd if r["xsimpp"] == "0.10.0"]
     for blas in ("openblas SkylakeX", "openblas Haswell"):  # the selection against a 2x GEMM's budget
         ratios = [r["selection_s"] / r["selection_budget_at_2x_sgemm_s"] for r in fast if r["blas"] == blas]
         assert f"{span(ratios, '{:.1f}')}×" in page, blas
+
+
+def test_the_docs_quote_the_mining_runs_before_and_after_tiles():
+    """docs/performance.md's 50k² before/after figures are benchmarks/results/mining_50k/*.json's ranges."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    page = " ".join((root / "docs" / "performance.md").read_text(encoding="utf-8").split())
+    runs = [json.loads(f.read_text(encoding="utf-8")) for f in sorted((root / "benchmarks" / "results"
+                                                                       / "mining_50k").glob("*.json"))]
+    assert {r["xsimpp"] for r in runs} == {"0.9.0", "0.10.0"}
+    loads = [x for r in runs for x in (r["load"], r["runs"][0]["load_after"])]
+    assert f"load {min(loads):.1f}–{max(loads):.1f}" in page
+    for version in ("0.10.0", "0.9.0"):
+        rows = [r["runs"][0] for r in runs if r["xsimpp"] == version]
+        assert all(x["n"] == 50000 and x["measured"] for x in rows) and len({x["shard_rows"] for x in rows}) == 1
+        secs = [x["seconds"] for x in rows]
+        rss = {f"{x['peak_rss_bytes'] / 2**30:.2f}" for x in rows}
+        assert len(rss) == 1 and f"{version} {min(secs)}–{max(secs)} s and {rss.pop()} GiB" in page, version
+    assert f"(2 of {rows[0]['shard_rows']} rows)" in page
+    changelog = " ".join((root / "CHANGELOG.md").read_text(encoding="utf-8").split())
+    spans = {v: [r["runs"][0]["seconds"] for r in runs if r["xsimpp"] == v] for v in ("0.9.0", "0.10.0")}
+    assert (f"{min(spans['0.9.0'])}–{max(spans['0.9.0'])} s → {min(spans['0.10.0'])}–{max(spans['0.10.0'])} s"
+            in changelog)
 
 
 def test_the_docs_quote_the_measured_million_square_mining_run():
