@@ -233,17 +233,29 @@ def tile_plan(n_x: int, n_y: int, threads: int, block_bytes: int = DEFAULT_BLOCK
 
 
 def both_tiled(x: np.ndarray, y: np.ndarray, k_fwd: int, beta: float, bound: float, col_sim: np.ndarray,
-                col_idx: np.ndarray, cfg: EngineConfig) -> tuple[np.ndarray, np.ndarray]:
-    """Both directions over GEMM tiles: each thread owns a range of columns and walks it tile by
-    tile, computing a tile's GEMM on its own core (one BLAS thread each) into its own buffer and
-    selecting it while it is still in that core's cache. Rows' lists carry over from tile to tile
-    (one set a thread, merged in the total order), columns' from one block of rows to the next.
-    The columns' lists are updated in place, the rows' returned."""
+               col_idx: np.ndarray, cfg: EngineConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Both directions over GEMM tiles (``both_tiled_update``): the columns' lists updated in place,
+    the rows' exact top-k returned."""
+    from . import kernels
+
+    lists = kernels.row_lists(len(x), k_fwd, cfg.n_threads())
+    both_tiled_update(x, y, beta, bound, lists, col_sim, col_idx, cfg)
+    return kernels.merge_row_lists(lists)
+
+
+def both_tiled_update(x: np.ndarray, y: np.ndarray, beta: float, bound: float, lists: tuple[np.ndarray, np.ndarray],
+                      col_sim: np.ndarray, col_idx: np.ndarray, cfg: EngineConfig, col_offset: int = 0) -> None:
+    """Both directions' exact top-k lists updated with every x[i] . y[j]. Each thread owns a range of
+    columns and walks it tile by tile, computing a tile's GEMM on its own core (one BLAS thread
+    each) into its own buffer and selecting it while it is still in that core's cache. The rows'
+    lists (``kernels.row_lists`` with at least cfg.n_threads() sets; column indices + col_offset)
+    carry over from tile to tile, and from call to call (a mining shard's target tiles); the
+    columns' (row indices from 0) from one block of rows to the next."""
     from . import kernels
 
     nt, rows, cols = tile_plan(len(x), len(y), cfg.n_threads(), cfg.block_bytes)
     gemm = CandidateGemm(cfg)
-    ov, oi = kernels.row_lists(len(x), k_fwd, nt)
+    ov, oi = lists
     bounds = np.linspace(0, len(y), nt + 1).astype(np.int64).tolist()
 
     def columns(t: int) -> None:
@@ -251,11 +263,12 @@ def both_tiled(x: np.ndarray, y: np.ndarray, k_fwd: int, beta: float, bound: flo
         scratch = kernels.column_scratch(cols, col_sim.shape[1])
         for a in range(0, len(x), rows):
             xb = x[a : a + rows]
-            lists = (ov[t : t + 1, a : a + len(xb)], oi[t : t + 1, a : a + len(xb)])
+            part = (ov[t : t + 1, a : a + len(xb)], oi[t : t + 1, a : a + len(xb)])
             for c in range(bounds[t], bounds[t + 1], cols):
                 d = min(bounds[t + 1], c + cols)
                 tile = gemm(xb, y, buf[: len(xb) * (d - c)].reshape(len(xb), d - c), c, d)
-                kernels.both_update(tile, xb, y[c:d], beta, bound, lists, col_sim[c:d], col_idx[c:d], a, c, 1, scratch)
+                kernels.both_update(tile, xb, y[c:d], beta, bound, part, col_sim[c:d], col_idx[c:d], a,
+                                    col_offset + c, 1, scratch)
 
     if nt == 1:  # one thread: the GEMM keeps every BLAS thread
         columns(0)
@@ -266,7 +279,6 @@ def both_tiled(x: np.ndarray, y: np.ndarray, k_fwd: int, beta: float, bound: flo
 
         with gemm.one_thread_per_call():
             kernels.run_in_pool(columns_beside_others, [(t,) for t in range(nt)])
-    return kernels.merge_row_lists((ov, oi))
 
 
 def _rows_in(a: np.ndarray, name: str, checked: bool) -> np.ndarray:

@@ -42,7 +42,7 @@ from ..errors import BadInputError
 from ..textio import atomic_save_npy, atomic_write_json, check_input_file, file_sha256
 from .exact import gemm_error, normalize
 from .knn import (DEFAULT_MARGIN, BLOCK_BYTES_PER_VALUE, COLUMN_BYTES_PER_K, UNIT_NORM, CandidateGemm, EngineConfig, MarginKNN, TopK,
-                  both_tiled, check_k, check_margin, margin_scores)
+                  both_tiled_update, check_k, check_margin, margin_scores)
 
 log = logging.getLogger(__name__)
 
@@ -248,6 +248,7 @@ def compute_shard(src: RowSource, tgt: RowSource, plan: MiningPlan, i: int,
     bwd_sim = np.full((plan.n_tgt, kb), -np.inf)
     bwd_idx = np.full((plan.n_tgt, kb), -1, np.int64)
     on_device = cfg.selects_on_device()
+    lists = None if on_device else kernels.row_lists(b - a, kf, threads)
     if on_device:
         from .device import device_topk_both
 
@@ -256,15 +257,19 @@ def compute_shard(src: RowSource, tgt: RowSource, plan: MiningPlan, i: int,
         d = min(plan.n_tgt, c + plan.tile_cols)
         yt = tgt.normalized(c, d)
         # The tile's columns start empty in this shard: their top-k is over the shard's rows only.
-        if on_device:  # the shard x tile block stays on the device; only candidates come back
-            vals, idx, bwd_sim[c:d], bwd_idx[c:d] = device_topk_both(xs, yt, kf, kb, bound, b - a, device, threads)
-        else:  # the in-memory engine's per-thread GEMM tiles (within the block the memory model counts)
-            vals, idx = both_tiled(xs, yt, kf, 2 * bound, bound, bwd_sim[c:d], bwd_idx[c:d], cfg)
+        if not on_device:  # the in-memory engine's per-thread GEMM tiles (within the block the memory model
+            # counts); the rows' lists carry over from target tile to target tile
+            both_tiled_update(xs, yt, 2 * bound, bound, lists, bwd_sim[c:d], bwd_idx[c:d], cfg, col_offset=c)
+            continue
+        # the shard x tile block stays on the device; only candidates come back
+        vals, idx, bwd_sim[c:d], bwd_idx[c:d] = device_topk_both(xs, yt, kf, kb, bound, b - a, device, threads)
         idx[idx >= 0] += c
         if fwd_sim is None:
             fwd_sim, fwd_idx = vals, idx
         else:  # exact values in a total order: the merge does not depend on how targets were tiled
             fwd_sim, fwd_idx = kernels.merge_topk(np.concatenate([fwd_sim, vals], 1), np.concatenate([fwd_idx, idx], 1), kf)
+    if lists is not None:
+        fwd_sim, fwd_idx = kernels.merge_row_lists(lists)
     bwd_idx += a
     return {"fwd_sim": np.ascontiguousarray(fwd_sim), "fwd_idx": np.ascontiguousarray(fwd_idx),
             "bwd_sim": bwd_sim, "bwd_idx": bwd_idx}
