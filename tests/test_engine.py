@@ -438,28 +438,34 @@ def test_the_docs_quote_every_committed_roofline_run():
 
 
 def test_the_docs_quote_the_mining_runs_before_and_after_tiles():
-    """docs/performance.md's 50k² before/after figures are benchmarks/results/mining_50k/*.json's ranges."""
+    """docs/performance.md's before/after mining figures (50k² whole, 1M² from one shard) are the
+    ranges of benchmarks/results/mining_50k/ and mining_1m_shard/, and the CHANGELOG's too."""
     import json
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
     page = " ".join((root / "docs" / "performance.md").read_text(encoding="utf-8").split())
-    runs = [json.loads(f.read_text(encoding="utf-8")) for f in sorted((root / "benchmarks" / "results"
-                                                                       / "mining_50k").glob("*.json"))]
-    assert {r["xsimpp"] for r in runs} == {"0.9.0", "0.10.0"}
-    loads = [x for r in runs for x in (r["load"], r["runs"][0]["load_after"])]
-    assert f"load {min(loads):.1f}–{max(loads):.1f}" in page
-    for version in ("0.10.0", "0.9.0"):
-        rows = [r["runs"][0] for r in runs if r["xsimpp"] == version]
-        assert all(x["n"] == 50000 and x["measured"] for x in rows) and len({x["shard_rows"] for x in rows}) == 1
-        secs = [x["seconds"] for x in rows]
-        rss = {f"{x['peak_rss_bytes'] / 2**30:.2f}" for x in rows}
-        assert len(rss) == 1 and f"{version} {min(secs)}–{max(secs)} s and {rss.pop()} GiB" in page, version
-    assert f"(2 of {rows[0]['shard_rows']} rows)" in page
     changelog = " ".join((root / "CHANGELOG.md").read_text(encoding="utf-8").split())
-    spans = {v: [r["runs"][0]["seconds"] for r in runs if r["xsimpp"] == v] for v in ("0.9.0", "0.10.0")}
-    assert (f"{min(spans['0.9.0'])}–{max(spans['0.9.0'])} s → {min(spans['0.10.0'])}–{max(spans['0.10.0'])} s"
-            in changelog)
+    for folder, n, measured in (("mining_50k", 50000, True), ("mining_1m_shard", 1000000, False)):
+        runs = [json.loads(f.read_text(encoding="utf-8")) for f in sorted((root / "benchmarks" / "results"
+                                                                           / folder).glob("*.json"))]
+        assert {r["xsimpp"] for r in runs} == {"0.9.0", "0.10.0"}, folder
+        loads = [x for r in runs for x in (r["load"], r["runs"][0]["load_after"])]
+        assert f"{folder}/`, load {min(loads):.1f}–{max(loads):.1f})" in page, folder
+        spans = {}
+        for version in ("0.10.0", "0.9.0"):
+            rows = [r["runs"][0] for r in runs if r["xsimpp"] == version]
+            assert all(x["n"] == n and x["measured"] == measured for x in rows)
+            assert len({x["shard_rows"] for x in rows}) == 1
+            secs = [x["seconds"] for x in rows]
+            rss = {f"{x['peak_rss_bytes'] / 2**30:.2f}" for x in rows}
+            spans[version] = f"{min(secs)}–{max(secs)} s"
+            assert len(rss) == 1 and f"{version} {spans[version]} and {rss.pop()} GiB" in page, (folder, version)
+        if measured:
+            assert f"({-(-n // rows[0]['shard_rows'])} shards of {rows[0]['shard_rows']} rows)" in page
+        else:
+            assert f"one shard of {rows[0]['shard_rows']} rows against all the targets" in page
+        assert f"{spans['0.9.0']} → {spans['0.10.0']}" in changelog, folder
 
 
 def test_the_docs_quote_the_measured_million_square_mining_run():
