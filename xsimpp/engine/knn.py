@@ -53,8 +53,8 @@ class EngineConfig:
 
     ``block_bytes`` bounds the GEMM values held at once (one block, or every thread's tile);
     ``threads`` splits the work (default: every CPU this process may use; a both-direction pass
-    over vectors gives each thread its own columns, GEMM included); ``gemm`` picks who proposes candidates: numpy's BLAS, or torch on ``device``
-    (e.g. ``cuda``; float32 without TF32, so the error bound holds); ``selection`` where candidates
+    over vectors gives each thread its own columns, GEMM included); ``gemm`` picks who proposes
+    candidates: numpy's BLAS, or torch on ``device`` (e.g. ``cuda``; float32 without TF32, so the error bound holds); ``selection`` where candidates
     are chosen: on the CPU by the compiled kernels, or on the torch device (``engine.device``: only
     candidates leave it); ``auto`` selects on the device when the GEMM runs on one that is not the CPU.
     """
@@ -126,17 +126,11 @@ def block_rows_for(n_cols: int, block_bytes: int = DEFAULT_BLOCK_BYTES) -> int:
     return max(1, min(65536, block_bytes // max(1, BLOCK_BYTES_PER_VALUE * n_cols)))
 
 
-# Passes that run GEMMs on several threads at once, and how to restore the libraries' thread counts
+# How many passes run GEMMs on several threads at once, and how to restore the BLAS's thread count
 # when the last one ends (passes may run concurrently: the limit is set once, restored once).
 _ONE_THREAD_LOCK = threading.Lock()
-_ONE_THREAD_USERS: list = []
-_ONE_THREAD_RESTORE: list = []
-
-
-def _limit_blas_threads() -> Callable[[], None]:
-    from threadpoolctl import threadpool_limits
-
-    return threadpool_limits(limits=1, user_api="blas").restore_original_limits
+_one_thread_passes = 0
+_restore_blas_threads: Callable[[], None] | None = None
 
 
 class CandidateGemm:
@@ -170,17 +164,20 @@ class CandidateGemm:
         """While several threads each run their own GEMMs: the BLAS computes each call on its
         caller's thread (its own threads would oversubscribe the cores). Process-wide; see
         ``on_this_thread`` for torch, whose thread count is the calling thread's."""
+        global _one_thread_passes, _restore_blas_threads
+        from threadpoolctl import threadpool_limits
+
         with _ONE_THREAD_LOCK:
-            if not _ONE_THREAD_USERS:
-                _ONE_THREAD_RESTORE.append(_limit_blas_threads())
-            _ONE_THREAD_USERS.append(self)
+            if _one_thread_passes == 0:
+                _restore_blas_threads = threadpool_limits(limits=1, user_api="blas").restore_original_limits
+            _one_thread_passes += 1
         try:
             yield
         finally:
             with _ONE_THREAD_LOCK:
-                _ONE_THREAD_USERS.remove(self)
-                if not _ONE_THREAD_USERS:
-                    _ONE_THREAD_RESTORE.pop()()
+                _one_thread_passes -= 1
+                if _one_thread_passes == 0:
+                    _restore_blas_threads()
 
     @contextmanager
     def on_this_thread(self) -> Iterator[None]:

@@ -260,14 +260,14 @@ def compute_shard(src: RowSource, tgt: RowSource, plan: MiningPlan, i: int,
         if not on_device:  # the in-memory engine's per-thread GEMM tiles (within the block the memory model
             # counts); the rows' lists carry over from target tile to target tile
             both_tiled_update(xs, yt, 2 * bound, bound, lists, bwd_sim[c:d], bwd_idx[c:d], cfg, col_offset=c)
-            continue
-        # the shard x tile block stays on the device; only candidates come back
-        vals, idx, bwd_sim[c:d], bwd_idx[c:d] = device_topk_both(xs, yt, kf, kb, bound, b - a, device, threads)
-        idx[idx >= 0] += c
-        if fwd_sim is None:
-            fwd_sim, fwd_idx = vals, idx
-        else:  # exact values in a total order: the merge does not depend on how targets were tiled
-            fwd_sim, fwd_idx = kernels.merge_topk(np.concatenate([fwd_sim, vals], 1), np.concatenate([fwd_idx, idx], 1), kf)
+        else:  # the shard x tile block stays on the device; only candidates come back
+            vals, idx, bwd_sim[c:d], bwd_idx[c:d] = device_topk_both(xs, yt, kf, kb, bound, b - a, device, threads)
+            idx[idx >= 0] += c
+            if fwd_sim is None:
+                fwd_sim, fwd_idx = vals, idx
+            else:  # exact values in a total order: the merge does not depend on how targets were tiled
+                fwd_sim, fwd_idx = kernels.merge_topk(np.concatenate([fwd_sim, vals], 1),
+                                                      np.concatenate([fwd_idx, idx], 1), kf)
     if lists is not None:
         fwd_sim, fwd_idx = kernels.merge_row_lists(lists)
     bwd_idx += a
