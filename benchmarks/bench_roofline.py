@@ -20,7 +20,7 @@ import os
 import sys
 import time
 
-os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # as the CLI sets it (xsimpp/cli/__init__.py)
+os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")  # as `import xsimpp` sets it; numpy loads first here
 
 import numpy as np  # noqa: E402
 
@@ -69,7 +69,10 @@ def main() -> None:
     if tile_plan is None:
         tiles = f"blocks of {blk} rows (no tiles)"
     else:
-        threads, tile_rows, tile_cols = tile_plan(rows, cols, cfg.n_threads(), cfg.block_bytes)
+        try:
+            threads, tile_rows, tile_cols = tile_plan(rows, cols, cfg)
+        except TypeError:  # 0.10's tile_plan(n_x, n_y, threads, block_bytes), before the tiles were EngineConfig's
+            threads, tile_rows, tile_cols = tile_plan(rows, cols, cfg.n_threads(), cfg.block_bytes)
         tiles = f"{threads} thread(s), each its own tiles of {tile_rows} x {tile_cols}"
     print(f"(2) roofline shape {rows} x {cols} x {args.dim} ({flops / 1e9:.0f} GFLOP per pass; sgemm in blocks of "
           f"{blk} rows, the engine in {tiles})")

@@ -59,7 +59,7 @@ def test_a_damaged_folder_is_one_sentence(minilm, tmp_path, capsys, encoder, how
     ('{"use": {}, "data": {"hold_out_dev": "300"}}', "data.hold_out_dev is '300'"),
 ])
 def test_an_edited_training_manifest_is_refused_naming_the_part(tmp_path, manifest, says):
-    from xsimpp.encoders.hf import training_manifest
+    from xsimpp.encoders.backbone.manifest import training_manifest
     from xsimpp.errors import BadInputError
 
     (tmp_path / "xsimpp_training.json").write_text(manifest, encoding="utf-8")

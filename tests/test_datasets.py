@@ -6,7 +6,7 @@ import re
 import pytest
 
 from xsimpp.datasets import (DATASETS, Dataset, Flores200, ParallelFiles, TatoebaChallenge, TatoebaV1, get_dataset,
-                             load_augmented)
+                             load_augmented, pool_sources)
 from xsimpp.datasets.bucc import Bucc2018
 from xsimpp.datasets.demo import Demo
 from xsimpp.datasets.languages import UnknownLanguageError
@@ -300,3 +300,106 @@ def test_unknown_language_code(tmp_path):
         Bucc2018(tmp_path).load("zhen", "sample")
     with pytest.raises(MissingResourceError, match=r"^BUCC 2018 has no de-en files in .* \(pairs here: zh-en\); "):
         Bucc2018(tmp_path).load("de-en", "sample")
+
+
+# ---------------------------------------------------------------------------------------------
+# one registry: the distractor pool's sources, `xsimpp datasets` and the docs' table derive from DATASETS
+
+
+def test_the_pool_sources_are_registered_splits_under_their_historic_names():
+    """A source is a (dataset, split) the dataset declares; the names mining-f1 and study
+    configurations sign and take have kept their meaning."""
+    named = {source: (cls.name, split) for source, (cls, split) in pool_sources().items()}
+    assert named == {"flores200-dev": ("flores200", "dev"), "ntrex128": ("ntrex", "test"),
+                     "oldi-seed": ("oldi-seed", "train"), "tatoeba": ("tatoeba", "test"),
+                     "tatoeba-challenge": ("tatoeba-challenge", "test")}
+    assert all(split in DATASETS[name].splits for name, split in named.values())
+
+
+def test_a_pool_source_name_is_claimed_once(monkeypatch):
+    import xsimpp.datasets as registry
+
+    class Copy(Flores200):
+        name = "flores200-copy"
+
+    monkeypatch.setattr(registry, "DATASETS", {**registry.DATASETS, Copy.name: Copy})
+    with pytest.raises(ValueError, match="'flores200-dev' is declared by flores200 and flores200-copy"):
+        pool_sources()
+
+
+def make_ntrex_and_seed(root):
+    (root / "ntrex128").mkdir()
+    (root / "ntrex128" / "newstest2019-src.eng.txt").write_text("News one.\nNews two.\n", encoding="utf-8")
+    (root / "ntrex128" / "newstest2019-ref.fra.txt").write_text("Nouvelle un.\nNouvelle deux.\n", encoding="utf-8")
+    (root / "oldi-seed").mkdir()
+    for code, text in (("eng_Latn", "Seed one.\nSeed  two.\n"), ("fur_Latn", "Semence une.\nSemence dôs.\n")):
+        (root / "oldi-seed" / code).write_text(text, encoding="utf-8")
+    (root / "oldi-seed" / "metadata.tsv").write_text("URL\nhttps://en.wikipedia.org/wiki/X\n", encoding="utf-8")
+
+
+def test_each_pool_source_reads_its_datasets_own_layout(tmp_path):
+    from xsimpp.datasets.pool import build_distractors, read_source
+
+    make_flores(tmp_path, "flores200_dataset", "dev", ("eng_Latn", "fra_Latn"), 2)  # a layout --dataset reads
+    make_tatoeba(tmp_path, ("fra", "deu"), 2)
+    make_challenge(tmp_path, 2)
+    make_ntrex_and_seed(tmp_path)
+    roots = [tmp_path / "elsewhere", tmp_path]
+    assert read_source("flores200-dev", roots) == ["eng_Latn sentence 0", "eng_Latn sentence 1"]
+    assert read_source("ntrex128", roots, "fra_Latn") == ["Nouvelle un.", "Nouvelle deux."]
+    assert read_source("oldi-seed", roots) == ["Seed one.", "Seed two."]  # normalised; metadata.tsv is no side
+    assert read_source("oldi-seed", roots, "fra_Latn") is None  # there, but without a French side
+    # English-pivot datasets: the English file of every language, in file order
+    assert read_source("tatoeba", roots) == ["eng for deu 0", "eng for deu 1", "eng for fra 0", "eng for fra 1"]
+    assert read_source("tatoeba", roots, "fra_Latn") == ["fra 0", "fra 1"]
+    # the Challenge's eng-fur TSV is two columns of a line, not a side: never in the pool
+    assert read_source("tatoeba-challenge", roots) == ["eng deu 0", "eng deu 1", "eng fra 0", "eng fra 1"]
+    assert read_source("tatoeba-challenge", roots, "fur_Latn") is None
+    pool = build_distractors(["oldi-seed"], ["ntrex128", "tatoeba"], 5, 0, {"News one."}, roots)
+    assert pool.per_source["oldi-seed"] == 2 and len(pool.lines) == 5 and "News one." not in pool.lines
+    with pytest.raises(MissingResourceError, match=r"^distractor source 'oldi-seed' \(OLDI Seed train\) is not under "
+                                                   r"any data root \(.*elsewhere\); `xsimpp download` has no OLDI Seed"):
+        read_source("oldi-seed", roots[:1])
+
+
+def test_oldi_seed_is_a_registered_multiway_dataset(real_data):
+    from xsimpp.datasets import OldiSeed
+    from xsimpp.datasets.pool import normalise, read_source
+
+    ds = get_dataset("oldi-seed", data_dir=real_data)
+    assert isinstance(ds, OldiSeed) and ds.split == "train"
+    assert ds.languages() == ["eng_Latn", "fur_Latn", "ita_Latn"]
+    bt = ds.bitext("fur", "ita")  # multi-way: any target of the dataset
+    assert (bt.src_lang, bt.tgt_lang, len(bt)) == ("fur_Latn", "ita_Latn", 6193)
+    eng = [normalise(s) for s in ds.sentences("eng")]
+    assert read_source("oldi-seed", [real_data]) == list(dict.fromkeys(s for s in eng if s))
+
+
+def dataset_table() -> list[str]:
+    """The docs' dataset table, rendered from the registry."""
+    sources: dict[str, list[str]] = {}
+    for source, (cls, split) in pool_sources().items():
+        sources.setdefault(cls.name, []).append(f"`{source}` ({split})")
+    return [f"| `{name}` | {', '.join(f'`{s}`' for s in cls.splits)} | `{cls.default_target}` | "
+            f"{', '.join(sources.get(name, [])) or '—'} | {cls.description} |" for name, cls in DATASETS.items()]
+
+
+def test_the_docs_dataset_table_is_the_registry():
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "guides" / "datasets.md").read_text(encoding="utf-8")
+    block = page.split("<!-- dataset table:")[1].split("<!-- end of dataset table -->")[0]
+    rows = block.split("|---|---|---|---|---|")[1].strip().splitlines()
+    assert rows == dataset_table(), "docs/guides/datasets.md: replace the table's rows with\n" + "\n".join(dataset_table())
+
+
+def test_xsimpp_datasets_lists_the_registry(tmp_path, capsys):
+    from xsimpp.cli import main
+
+    make_ntrex_and_seed(tmp_path)
+    assert main(["datasets", "--data-dir", str(tmp_path)]) == 0
+    rows = {tuple(line.split()[:3]): line for line in capsys.readouterr().out.splitlines()}
+    for name, cls in DATASETS.items():
+        for split in cls.splits:
+            assert (name, split, "found" if name in ("ntrex", "oldi-seed", "demo") else "missing") in rows
+    assert " ntrex128 " in rows[("ntrex", "test", "found")] and " oldi-seed " in rows[("oldi-seed", "train", "found")]

@@ -129,16 +129,13 @@ _THREADS_PROBE = """
 import hashlib, json, numpy as np
 from xsimpp.encoders import create_encoder
 from xsimpp.encoders.e5_openvino import OpenVINOModel
-from xsimpp.encoders.hf import pad_id, tokenize
 e = create_encoder("e5-small", path="{path}")
 s = {sents!r}
 e.encode(s[:1])
-ids, _, _ = tokenize(e._ov_tok, s, max_length=512, prompt="query: ")
 out = {{}}
 for threads in (1, 2):
-    m = OpenVINOModel(e._ir_folder, threads=threads, dynamic_group=e._ov_model.dynamic_group)
-    v = m.pool(ids, pad_id(e._ov_tok), 4096, 256)
-    out[threads] = hashlib.sha256(v.tobytes()).hexdigest()
+    e.backend._model = OpenVINOModel(e.backend.folder, threads=threads, dynamic_group=e.backend.model.dynamic_group)
+    out[threads] = hashlib.sha256(e.encode(s).tobytes()).hexdigest()
 print(json.dumps(out))
 """
 
@@ -147,23 +144,20 @@ print(json.dumps(out))
 def test_a_vector_does_not_depend_on_its_batch_order_budget_or_threads(home, precision):
     """Compositions in this process; thread counts in a child process (OpenVINO's thread pools of
     several sizes left in the test process made a later in-process SIGTERM test crash it)."""
-    from xsimpp.encoders.hf import pad_id, tokenize
-
     sents = _demo_sentences()
     enc = _encoder(home, precision)
     ref = enc.encode(sents)
     assert ref.shape == (len(sents), 384) and np.isfinite(ref).all()
     rng = np.random.default_rng(0)
     perm = rng.permutation(len(sents))
-    ids, _, _ = tokenize(enc._ov_tok, sents, max_length=512, prompt="query: ")
-    pad = pad_id(enc._ov_tok)
-    model = enc._ov_model
     for max_tokens, rows, order in ((4096, 256, None), (64, 3, None), (100000, 1, None), (700, 33, perm),
                                     (4096, 256, np.arange(len(sents))[::-1])):
-        got = model.pool(ids, pad, max_tokens, rows) if order is None else np.empty_like(ref)
+        enc.max_tokens, enc.batch_size = max_tokens, rows
+        got = enc.encode(sents) if order is None else np.empty_like(ref)
         if order is not None:
-            got[order] = model.pool([ids[i] for i in order], pad, max_tokens, rows)
+            got[order] = enc.encode([sents[i] for i in order])
         assert np.array_equal(got, ref), (precision, max_tokens, rows)
+    enc.max_tokens, enc.batch_size = 4096, 256
     env = {**os.environ, "XSIMPP_MODELS_DIR": str(home["models"])}
     out = subprocess.run([sys.executable, "-c", _THREADS_PROBE.format(path=f"openvino-{precision}", sents=sents)],
                          env=env, capture_output=True, text=True, timeout=600)
@@ -300,7 +294,7 @@ def test_the_ir_is_built_under_a_fixed_isa_without_telemetry_and_rebuilt_when_da
     from xsimpp.encoders import e5_openvino
 
     int8 = home["int8"]
-    manifest = json.loads((int8._ir_folder / e5_openvino.MANIFEST).read_text())
+    manifest = json.loads((int8.backend.folder / e5_openvino.MANIFEST).read_text())
     assert manifest["build_isa"] == "AVX2" and manifest["calibration_sha256"] == e5_openvino.CALIBRATION_SHA256
     assert manifest["ir_sha256"].startswith(int8.revision.split("+ir-")[1].split("+")[0])
     seen = []

@@ -98,7 +98,7 @@ def test_hf_defaults_are_the_e5_small_model_on_its_default_path(folder):
     assert hf.config()["prompt"] == "query: " and hf.config()["numerics"].startswith("torch-")
     assert np.array_equal(hf.encode(s), torch_e5.encode(s))
     # layer 8 runs only eight blocks and differs from the last layer
-    l8 = create_encoder("hf", model="e5-small", layer=8)
+    l8 = create_encoder("hf", model="e5-small", layer=8, path="torch-float32")  # the torch view of 8 blocks
     assert l8.config()["layer"] == 8 and len(l8._model.encoder.layer) == 8
     assert not np.allclose(l8.encode(s), hf.encode(s))
     assert create_encoder("hf", prompt="").config()["prompt"] == ""
@@ -221,6 +221,6 @@ def test_the_model_is_read_only_when_a_sentence_is_encoded(folder):
     from xsimpp.encoders import create_encoder
 
     enc = create_encoder("e5-small", layer=8, path="torch-float32")
-    assert enc.fingerprint and enc.config()["layer"] == 8 and enc._loaded is None
+    assert enc.fingerprint and enc.config()["layer"] == 8 and not enc.backend.loaded
     enc.encode(["Die Katze schläft."])
-    assert enc._loaded is not None and len(enc._model.encoder.layer) == 8
+    assert enc.backend.loaded and len(enc._model.encoder.layer) == 8

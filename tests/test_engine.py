@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from vectors import tie_heavy
-from xsimpp.engine import EngineConfig, kernels, knn, margin_knn, normalize, pair_similarity as compiled_pair_similarity, topk_both
+from xsimpp.engine import EngineConfig, kernels, margin_knn, normalize, pair_similarity as compiled_pair_similarity, topk_both
 from xsimpp.engine.exact import (exact_similarity, gemm_error, lane_dot, max_norm, pair_similarity, reference_normalize,
                                  reference_topk)
 from xsimpp.engine.knn import margin_scores, tile_plan
@@ -202,28 +202,29 @@ def test_concurrent_callers_with_mixed_thread_counts(many_threads):
     assert kernels._thread_pool() is kernels._thread_pool()  # one pool, never replaced
 
 
-@pytest.fixture
-def small_tiles(monkeypatch):
-    """GEMM tiles of 16 columns and 37 rows: many tiles a thread and many blocks of rows, so rows'
-    lists carry over from tile to tile and columns' from block to block."""
-    monkeypatch.setattr(knn, "TILE_COLS_PER_THREAD", 16)
-    monkeypatch.setattr(knn, "TILE_BYTES_PER_THREAD", 4 * 16 * 37)
+# GEMM tiles of 16 columns and 37 rows: many tiles a thread and many blocks of rows, so rows' lists
+# carry over from tile to tile and columns' from block to block.
+SMALL_TILES = {"tile_cols_per_thread": 16, "tile_bytes_per_thread": 4 * 16 * 37}
 
 
 @pytest.mark.parametrize("threads", [1, 2, 3])
-def test_tiles_carry_both_directions_exactly(threads, small_tiles, many_threads):
+def test_tiles_carry_both_directions_exactly(threads, many_threads):
     rng = np.random.default_rng(11)
     x, y = tie_heavy(rng, 150, 700, 5)  # exact ties everywhere, duplicate targets in several tiles
     y[600:620] = y[2]
-    assert tile_plan(len(x), len(y), threads) == (threads, 37, 16)
+    cfg = EngineConfig(threads=threads, **SMALL_TILES)
+    assert tile_plan(len(x), len(y), cfg) == (threads, 37, 16)
     for k in (1, 4, 9):
-        assert_reference(topk_both(x, y, k_fwd=k, k_bwd=k, config=EngineConfig(threads=threads)), x, y, k, k)
+        assert_reference(topk_both(x, y, k_fwd=k, k_bwd=k, config=cfg), x, y, k, k)
+        for seed_tile in (1, 7):  # the seeding pass in tiles of any width gives the same lists
+            seeded = EngineConfig(threads=threads, seed_tile=seed_tile)
+            assert_reference(topk_both(x, y, k_fwd=k, k_bwd=k, config=seeded), x, y, k, k)
     # Targets closer together than float32 rounding in every tile: a row's floor carried from earlier
     # tiles must keep the GEMM's error band, or the exact order is lost.
     base = rng.standard_normal(256)
     y = normalize((base + 1e-7 * rng.standard_normal((900, 256))).astype(np.float32))
     x = normalize((base + 1e-3 * rng.standard_normal((80, 256))).astype(np.float32))
-    assert_reference(topk_both(x, y, k_fwd=4, k_bwd=4, config=EngineConfig(threads=threads)), x, y, 4, 4)
+    assert_reference(topk_both(x, y, k_fwd=4, k_bwd=4, config=cfg), x, y, 4, 4)
 
 
 def _gemm_threads():
@@ -238,8 +239,7 @@ def _gemm_threads():
 
 
 @pytest.mark.parametrize("gemm", ["numpy", "torch"])
-def test_threads_own_their_gemms_and_the_libraries_get_their_threads_back(gemm, small_tiles, many_threads,
-                                                                          monkeypatch):
+def test_threads_own_their_gemms_and_the_libraries_get_their_threads_back(gemm, many_threads, monkeypatch):
     """While threads run their own GEMM tiles, each GEMM runs on one thread (two BLAS threads each
     would oversubscribe the cores); afterwards, and after a failure, the libraries' thread counts
     are what they were."""
@@ -251,18 +251,18 @@ def test_threads_own_their_gemms_and_the_libraries_get_their_threads_back(gemm, 
     seen = []
     update = kernels.both_update
 
-    def watched(*args):
+    def watched(*args, **kwargs):
         seen.append((_gemm_threads(), torch.get_num_threads()))
-        return update(*args)
+        return update(*args, **kwargs)
 
     monkeypatch.setattr(kernels, "both_update", watched)
-    cfg = EngineConfig(threads=2, gemm=gemm)
+    cfg = EngineConfig(threads=2, gemm=gemm, **SMALL_TILES)
     assert_reference(topk_both(x, y, k_fwd=3, k_bwd=3, config=cfg), x, y, 3, 3)
     during = {(tuple(b), t) for b, t in seen}
     assert during == {((1,) * len(before[0]), 1 if gemm == "torch" else before[1])}
     assert (_gemm_threads(), torch.get_num_threads()) == before
 
-    def failing(*args):
+    def failing(*args, **kwargs):
         raise RuntimeError("a worker failed")
 
     monkeypatch.setattr(kernels, "both_update", failing)
@@ -357,7 +357,9 @@ def test_bad_shapes_k_and_settings():
         topk_both(x, y, k_fwd=0)
     with pytest.raises(BadInputError, match="NaN"):
         topk_both(similarity=np.array([[np.nan, 1.0]]), k_fwd=1, k_bwd=None)
-    for bad in ({"block_bytes": 0}, {"threads": 0}, {"gemm": "faiss"}, {"device": "cuda"}):
+    for bad in ({"block_bytes": 0}, {"threads": 0}, {"gemm": "faiss"}, {"device": "cuda"}, {"tile_cols_per_thread": 0},
+                {"tile_bytes_per_thread": 3}, {"seed_tile": 2**17}, {"seed_tile": True}, {"mining_shard_rows": 0},
+                {"mining_tile_cols": 1.5}):
         with pytest.raises(BadInputError):
             EngineConfig(**bad)
     with pytest.raises(BadInputError, match="cannot use device"):
@@ -484,3 +486,20 @@ def test_the_docs_quote_the_measured_million_square_mining_run():
             f"{r['engine_bound_bytes'] / 2**30:.2f} GiB") in page
     assert f"768 TFLOP in that time is {2 * r['n'] ** 2 * run['dim'] / r['seconds'] / 1e9:.0f} GFLOP/s" in page
     assert run["blas"] == "openblas SkylakeX" and run["cores"] == 2
+
+
+def test_import_xsimpp_sets_the_blas_thread_timeout_before_numpy_loads():
+    """OpenBLAS reads OPENBLAS_THREAD_TIMEOUT once, when numpy loads it: ``import xsimpp`` sets it
+    first, so the API runs at the CLI's speed (a user's own value wins)."""
+    import os
+    import subprocess
+    import sys
+
+    probe = ("import os, sys; import xsimpp; loaded = 'numpy' in sys.modules; import xsimpp.engine; "
+             "print(loaded, os.environ.get('OPENBLAS_THREAD_TIMEOUT'))")
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True).stdout
+    assert out.split() == ["False", "4"]
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                         env={**env, "OPENBLAS_THREAD_TIMEOUT": "100"}).stdout
+    assert out.split() == ["False", "100"]

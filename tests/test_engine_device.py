@@ -73,9 +73,9 @@ def test_sharded_mining_selects_on_the_device_with_the_same_bytes(tmp_path, devi
     from xsimpp.engine.mining import mine
 
     x, y = data(2, 250, 450)
-    cpu = mine(x, y, tmp_path / "cpu", k=4, shard_rows=shard_rows, tile_cols=tile_cols)
-    dev = mine(x, y, tmp_path / "dev", k=4, shard_rows=shard_rows, tile_cols=tile_cols,
-               config=EngineConfig(gemm="torch", device=device, selection="device"))
+    layout = {"mining_shard_rows": shard_rows, "mining_tile_cols": tile_cols}
+    cpu = mine(x, y, tmp_path / "cpu", k=4, config=EngineConfig(**layout))
+    dev = mine(x, y, tmp_path / "dev", k=4, config=EngineConfig(gemm="torch", device=device, selection="device", **layout))
     for f in ("fwd_idx", "fwd_sim", "fwd_score", "bwd_idx", "bwd_sim", "bwd_score"):
         assert np.array_equal(getattr(cpu.knn, f), getattr(dev.knn, f)), f
     arrays = sorted(p.name for p in (tmp_path / "cpu").glob("*.npy"))

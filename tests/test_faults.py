@@ -325,11 +325,12 @@ def _mine_inputs(tmp_path, n=120, d=16, seed=0):
 
 
 def test_altered_shard_is_recomputed_not_trusted(tmp_path, caplog):
+    from xsimpp.engine import EngineConfig
     from xsimpp.engine.mining import mine
 
     x, y = _mine_inputs(tmp_path)
     out = tmp_path / "run"
-    ref = mine(tmp_path / "x.npy", tmp_path / "y.npy", out, shard_rows=40)
+    ref = mine(tmp_path / "x.npy", tmp_path / "y.npy", out, config=EngineConfig(mining_shard_rows=40))
     shard = out / "shards" / "shard-00001.fwd_sim.npy"
     vals = np.load(shard)
     vals[:, 0] += 0.5  # a finished shard whose values were altered (the file stays a valid .npy)

@@ -1,6 +1,5 @@
 """Sharded mining equals the in-memory engine bit for bit, resumes after a kill, honours --max-memory."""
 
-import argparse
 import os
 import subprocess
 import sys
@@ -9,7 +8,7 @@ import numpy as np
 import pytest
 
 from xsimpp.errors import BadInputError
-from xsimpp.engine import margin_knn
+from xsimpp.engine import EngineConfig, margin_knn
 from xsimpp.engine.mining import mine, parse_memory, plan_mining
 
 FIELDS = ("fwd_idx", "fwd_sim", "fwd_score", "bwd_idx", "bwd_sim", "bwd_score")
@@ -24,6 +23,11 @@ def data(seed=0, n_x=300, n_y=450, d=16):
     return x, y
 
 
+def layout(shard_rows=None, tile_cols=None):
+    """The miner's layout, as every engine setting, in an EngineConfig."""
+    return EngineConfig(mining_shard_rows=shard_rows, mining_tile_cols=tile_cols)
+
+
 def same(a, b):
     for f in FIELDS:
         assert np.array_equal(getattr(a, f), getattr(b, f)), f
@@ -34,7 +38,7 @@ def same(a, b):
 def test_equals_in_memory_engine(tmp_path, margin, shard_rows, tile_cols):
     x, y = data()
     ref = margin_knn(x, y, margin=margin, k=4, backward=True)
-    res = mine(x, y, tmp_path, margin=margin, shard_rows=shard_rows, tile_cols=tile_cols)
+    res = mine(x, y, tmp_path, margin=margin, config=layout(shard_rows, tile_cols))
     same(res.knn, ref)
     assert np.array_equal(np.load(tmp_path / "bwd_idx.npy"), ref.bwd_idx)
 
@@ -46,11 +50,11 @@ def test_files_and_resume_after_kill(tmp_path):
     y = np.load(tmp_path / "y.npy")
     out = tmp_path / "run"
     ref = margin_knn(x, y, k=4, backward=True)
-    assert mine(tmp_path / "x.npy", tmp_path / "y.npy", out, shard_rows=50, max_shards=2) is None  # "killed"
+    assert mine(tmp_path / "x.npy", tmp_path / "y.npy", out, config=layout(50), max_shards=2) is None  # "killed"
     # a kill during a write leaves at most a temp file and shard arrays without their done marker
     (out / "shards" / ".shard-00002.fwd_sim.npy.123.tmp").write_bytes(b"partial")
     np.save(out / "shards" / "shard-00002.fwd_sim.npy", np.zeros((50, 4), np.float32))
-    res = mine(tmp_path / "x.npy", tmp_path / "y.npy", out, max_memory="1GB")  # other budget: plan is kept
+    res = mine(tmp_path / "x.npy", tmp_path / "y.npy", out, max_memory="1GB", config=layout(70))  # plan is kept
     assert (res.shards_reused, res.shards_computed) == (2, 4)
     assert res.plan.shard_rows == 50
     same(res.knn, ref)
@@ -61,7 +65,7 @@ def test_files_and_resume_after_kill(tmp_path):
 
 def test_other_inputs_in_same_folder_are_refused(tmp_path):
     x, y = data(2)
-    mine(x, y, tmp_path, shard_rows=100)
+    mine(x, y, tmp_path, config=layout(100))
     y[0, 0] += 1
     with pytest.raises(BadInputError, match="other inputs"):
         mine(x, y, tmp_path)
@@ -82,6 +86,7 @@ def test_memory_plan_and_flag():
 PEAK_PROBE = """
 import sys, numpy as np
 from pathlib import Path
+from xsimpp.engine import EngineConfig
 from xsimpp.engine.mining import mine
 tmp = Path(sys.argv[1])
 mine(np.ones((8, 32), np.float32), np.ones((9, 32), np.float32), tmp / "warm")  # numba kernels loaded first
@@ -92,7 +97,8 @@ def rss(field):
 open("/proc/self/clear_refs", "w").write("5")  # reset the peak resident set to the current one
 before = rss("VmRSS:")
 tile = int(sys.argv[3]) or None
-res = mine(tmp / "x.npy", tmp / "y.npy", tmp / "out", max_memory=int(sys.argv[2]), tile_cols=tile)
+res = mine(tmp / "x.npy", tmp / "y.npy", tmp / "out", max_memory=int(sys.argv[2]),
+           config=EngineConfig(mining_tile_cols=tile))
 print(res.plan.n_shards, rss("VmHWM:") - before)
 """
 
@@ -141,18 +147,42 @@ def test_bad_rows_named_with_global_index(tmp_path):
     x, y = data(3)
     y[333] = 0
     with pytest.raises(BadInputError, match="row 333"):
-        mine(x, y, tmp_path, shard_rows=100, tile_cols=100)
+        mine(x, y, tmp_path, config=layout(100, 100))
 
 
 def test_cli(tmp_path, capsys):
-    from xsimpp.cli import mine as mine_cli
+    from xsimpp.cli import main
 
     x, y = data(4)
     np.save(tmp_path / "x.npy", x)
     np.save(tmp_path / "y.npy", y)
-    args = argparse.Namespace(src_emb=str(tmp_path / "x.npy"), tgt_emb=str(tmp_path / "y.npy"), out=str(tmp_path / "o"),
-                              margin="ratio", k=4, max_memory="64MB", delete_shards=True, no_progress=True)
-    assert mine_cli.run(args) == 0
+    assert main(["mine", "--src-emb", str(tmp_path / "x.npy"), "--tgt-emb", str(tmp_path / "y.npy"), "--out",
+                 str(tmp_path / "o"), "--max-memory", "64MB", "--delete-shards", "--no-progress"]) == 0
     assert "computed" in capsys.readouterr().out
     assert np.array_equal(np.load(tmp_path / "o" / "fwd_idx.npy"), margin_knn(x, y, k=4).fwd_idx)
     assert not list((tmp_path / "o" / "shards").glob("*.npy"))
+
+
+def test_layout_knobs_reach_the_engine_and_are_checked(tmp_path, capsys):
+    """--shard-rows / --tile-cols (the API's shard_rows / tile_cols) are the engine's layout; one given
+    twice, differently, or out of range is one sentence."""
+    import xsimpp
+    from xsimpp.cli import main
+
+    x, y = data(5)
+    res = xsimpp.mine(x, y, tmp_path / "api", shard_rows=64, tile_cols=100)
+    assert (res.plan.shard_rows, res.plan.tile_cols, res.shards_computed) == (64, 100, 5)
+    same(res.knn, mine(x, y, tmp_path / "engine", config=layout(64, 100)).knn)
+    np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "y.npy", y)
+    assert main(["mine", "--src-emb", str(tmp_path / "x.npy"), "--tgt-emb", str(tmp_path / "y.npy"), "--out",
+                 str(tmp_path / "cli"), "--shard-rows", "64", "--tile-cols", "100", "--no-progress"]) == 0
+    assert "5 shard(s) of 64 rows" in capsys.readouterr().out
+    with pytest.raises(BadInputError, match="mining_shard_rows is 10 but the run asks for 64"):
+        xsimpp.mine(x, y, tmp_path / "twice", shard_rows=64, engine=layout(10))
+    with pytest.raises(BadInputError, match="--tile-cols must be a positive integer, got 0"):
+        xsimpp.mine(x, y, tmp_path / "zero", tile_cols=0)
+    with pytest.raises(BadInputError, match="mine reads embeddings, not an encoder: save"):
+        xsimpp.mine(x, y, tmp_path / "save", save=True)
+    with pytest.raises(BadInputError, match="mining_tile_cols must be an integer from 1"):
+        EngineConfig(mining_tile_cols=0)

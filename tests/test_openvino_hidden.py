@@ -1,8 +1,8 @@
-"""``path=openvino-float32`` of ``hf`` and ``onealigner`` (``xsimpp.encoders.openvino_hidden``) on
+"""``path=openvino-float32`` of ``hf`` and ``onealigner`` (``xsimpp.encoders.backbone.openvino_graph``) on
 tiny models built here, and the layer views it and the torch path share.
 
 - a view's hidden states and the whole model's agree whichever ran first (the transformers-5 hook
-  bug ``hf._hook_once`` fixes: this test fails without it);
+  bug ``layers._hook_once`` fixes: this test fails without it);
 - the OpenVINO path agrees with torch float32, gives the same bits for a sentence whatever its
   batch, order, token budget or the other layers the graph outputs, and the shared pass equals
   each member's own vectors exactly;
@@ -33,7 +33,9 @@ def tiny():
 def test_a_view_and_the_whole_model_give_the_same_hidden_states_in_either_order(tiny, view_first):
     import torch
 
-    from xsimpp.encoders.hf import drop_blocks_above, load_transformer, pad_batch, pad_id, tokenize
+    from xsimpp.encoders.backbone.batching import pad_batch, pad_id, tokenize
+    from xsimpp.encoders.backbone.layers import drop_blocks_above
+    from xsimpp.encoders.backbone.models import load_transformer
 
     def states(model, tok):
         ids, sp, _ = tokenize(tok, SENTS[:3], max_length=64)
@@ -57,11 +59,12 @@ def test_a_view_and_the_whole_model_give_the_same_hidden_states_in_either_order(
 
 
 def test_openvino_agrees_with_torch_and_does_not_depend_on_batch_order_or_other_outputs(tiny):
-    from xsimpp.encoders.hf import HFEncoder, layer_vectors
+    from xsimpp.encoders.backbone.layers import layer_vectors
+    from xsimpp.encoders.hf import HFEncoder
 
     torch_enc = HFEncoder(model=tiny, layer=2, path="torch-float32")
     ov = HFEncoder(model=tiny, layer=2, path="openvino-float32")
-    assert ov.runs_openvino and not torch_enc.runs_openvino
+    assert ov.backend.path == "openvino-float32" and torch_enc.backend.path == "torch-float32"
     want = ov.encode(SENTS)
     np.testing.assert_allclose(want, torch_enc.encode(SENTS), rtol=0, atol=1e-5)
     order = [6, 2, 0, 5, 3, 1, 4]
@@ -80,8 +83,8 @@ def test_openvino_vectors_do_not_depend_on_the_thread_count(tiny):
     import sys
 
     probe = ("import sys, numpy as np; import openvino as ov; from xsimpp.encoders.hf import HFEncoder; "
-             "import xsimpp.encoders.openvino_hidden as oh; "
-             "oh.COMPILE_CONFIG['INFERENCE_NUM_THREADS'] = sys.argv[2]; "
+             "import xsimpp.encoders.openvino_cpu as oc; "
+             "oc.COMPILE_CONFIG['INFERENCE_NUM_THREADS'] = sys.argv[2]; "
              "e = HFEncoder(model=sys.argv[1], path='openvino-float32'); "
              f"sys.stdout.write(e.encode({SENTS!r}).tobytes().hex())")
     outs = {n: subprocess.run([sys.executable, "-c", probe, tiny, n], capture_output=True, text=True, check=True).stdout
@@ -140,11 +143,12 @@ def test_bad_path_requests_are_one_sentence(tiny, kw, message):
 
 
 def test_a_model_outside_the_bert_family_is_refused_on_openvino():
-    from xsimpp.encoders.openvino_hidden import check_path
+    from xsimpp.encoders.backbone.openvino_graph import OpenVINOGraph
+    from xsimpp.encoders.backbone.torch_backend import Torch
     from xsimpp.errors import BadInputError
 
     with pytest.raises(BadInputError, match="BERT-family models .* this one is distilbert"):
-        check_path("openvino-float32", adapter="hf", model_type="distilbert", device="cpu", autocast=None)
+        OpenVINOGraph.refuse("openvino-float32", adapter="hf", model_type="distilbert", device="cpu", autocast=None)
     with pytest.raises(BadInputError, match="runs on the CPU"):
-        check_path("openvino-float32", adapter="hf", model_type="bert", device="cuda", autocast=None)
-    assert check_path("torch-float32", adapter="hf", model_type="distilbert", device="cuda", autocast=None)
+        OpenVINOGraph.refuse("openvino-float32", adapter="hf", model_type="bert", device="cuda", autocast=None)
+    Torch.refuse("torch-float32", adapter="hf", model_type="distilbert", device="cuda", autocast=None)

@@ -63,6 +63,7 @@ def test_presets_render_to_valid_configurations():
 
 def test_every_encoding_command_takes_the_declared_encoder_flags():
     from xsimpp.cli import build_parser
+    from xsimpp.cli.knobs import dest_of
 
     parser = build_parser()
     sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
@@ -70,8 +71,8 @@ def test_every_encoding_command_takes_the_declared_encoder_flags():
     for command in ("eval", "tatoeba", "bucc", "mteb-bitext", "mining-f1", "filter"):
         flags = {a.dest: a for a in sub.choices[command]._actions}
         for f in declared:
-            assert f.name in flags, (command, f.name)
-            assert flags[f.name].help.startswith(f.metadata["help"])
+            assert dest_of(f) in flags, (command, f.name)
+            assert flags[dest_of(f)].help.startswith(f.metadata["help"])
 
 
 def test_encoder_options_are_checked_from_their_declaration():

@@ -107,13 +107,13 @@ def test_eval_rerank_writes_p_xsim_records_signed_with_the_auxiliary_encoder(cap
             "--augmented", "auto", "--no-progress", "--json"]
     assert main(base) == 0
     plain = {r["metric"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
-    assert main(base + ["--rerank", "chargram", "--rerank-opt", "ngram_min=3", "--alpha", "0.4", "--rerank-k", "8"]) == 0
+    assert main(base + ["--rerank", "chargram", "--rerank-opt", "ngram_min=3", "--alpha", "0.4", "--pxsim-k", "8"]) == 0
     recs = {r["metric"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
     assert set(recs) == {"p-xsim", "p-xsim++"} and set(plain) == {"xsim", "xsim++"}
     params = recs["p-xsim"]["signature"]["params"]
     assert params["alpha"] == 0.4 and params["rerank_k"] == 8 and params["rerank"].startswith("chargram@")
     assert recs["p-xsim++"]["signature"]["params"]["negatives"] == "hand-written"
-    assert main(base + ["--rerank", "chargram", "--alpha", "1", "--k", "4", "--rerank-k", "4"]) == 0
+    assert main(base + ["--rerank", "chargram", "--alpha", "1", "--k", "4", "--pxsim-k", "4"]) == 0
     margin_only = {r["metric"]: r for r in map(json.loads, capsys.readouterr().out.splitlines())}
     assert margin_only["p-xsim"]["errors"] == plain["xsim"]["errors"]
     assert margin_only["p-xsim++"]["errors"] == plain["xsim++"]["errors"]

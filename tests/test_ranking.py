@@ -293,3 +293,18 @@ def test_within_and_across_model_pairs_by_hand():
     flat = evaluate_table(RankingTable(frame.drop(columns="family").assign(family=frame["system"]), ["a", "b"],
                                        {"a": False, "b": False}), n_bootstrap=20, n_permutations=20)
     assert flat.within_comparisons == [] and np.isnan(flat.proxies[0].within_ci[0])
+
+
+def test_the_reference_column_is_named_by_the_table():
+    """A study ranks against its ground truth under its own name (mining_f1): no column has to be
+    called "bleu", and the report is the one a "bleu" column gives (`xsimpp rank`'s default)."""
+    import pandas as pd
+
+    from xsimpp.tasks.ranking import RankingTable, evaluate_table
+
+    frame = pd.DataFrame({"direction": ["d"] * 3 + ["e"] * 3, "system": ["s0", "s1", "s2"] * 2, "family": "f",
+                          "mining_f1": [3.0, 2.0, 1.0, 1.0, 2.0, 3.0], "a": [3.0, 1.0, 2.0, 1.0, 2.0, 3.0]})
+    kw = dict(n_bootstrap=30, n_permutations=30)
+    mine = evaluate_table(RankingTable(frame, ["a"], {"a": False}, reference="mining_f1"), **kw).to_json()
+    bleu = evaluate_table(RankingTable(frame.rename(columns={"mining_f1": "bleu"}), ["a"], {"a": False}), **kw)
+    assert mine == bleu.to_json() and mine["proxies"][0]["agreements"] == 5

@@ -20,7 +20,7 @@ SATURATED = REGIME["REGIMES"]["saturated"]
 @pytest.mark.parametrize("name", ["saturated", "minilm"])
 def test_each_seeds_configuration_is_a_valid_study_of_its_own_checkpoints(name):
     from xsimpp.study.config import check_config, parse_config
-    from xsimpp.study.run import proxy_names
+    from xsimpp.study.proxies import proxy_names
 
     regime = REGIME["REGIMES"][name]
     cfg = parse_config(REGIME["config_text"](regime, 2))

@@ -162,7 +162,8 @@ def test_a_bert_checkpoint_without_pooler_loads_strictly(tmp_path, capfd):
     import tiny_models
     from transformers import AutoConfig, BertModel
 
-    from xsimpp.encoders.hf import HFEncoder, _bert_without_pooler
+    from xsimpp.encoders.backbone.models import _bert_without_pooler
+    from xsimpp.encoders.hf import HFEncoder
 
     bert = tiny_models.cached("bert")
     assert not _bert_without_pooler(bert)

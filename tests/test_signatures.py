@@ -50,8 +50,10 @@ def test_the_unsigned_knobs_are_these_and_no_more():
     found = {f"{name}.{k}" for name, t in TASKS.items() for k in unsigned_knobs(t.Settings)}
     # --ci's knobs: the records given an interval sign them as their "ci" key (tasks.intervals)
     interval = {f"{task}.{k}" for task in ("xsim", "tatoeba", "mteb-bitext", "bucc") for k in ("ci", "ci_resamples", "ci_seed")}
+    # mine's layout: results are identical for every layout (engine.mining); mine signs no record
+    layout = {f"mine.{k}" for k in ("max_memory", "shard_rows", "tile_cols", "max_shards", "keep_shards")}
     assert found == {"xsim.protocol", "xsim.rerank", "xsim.rerank_options", "xsim.alpha", "xsim.rerank_k",
-                     "bucc.keep_fraction", "bucc.cv", "bucc.seed"} | interval
+                     "bucc.keep_fraction", "bucc.cv", "bucc.seed"} | interval | layout
 
 
 def test_a_signed_in_key_must_be_produced():

@@ -305,7 +305,7 @@ def test_config_errors_are_one_sentence(edit, message):
 
 
 def test_extra_xsimpp_margins_are_columns_of_their_own():
-    from xsimpp.study.run import proxy_names
+    from xsimpp.study.proxies import proxy_names
 
     plain = parse_config(PRESETS["small"])
     assert plain.xsimpp_extra_margins == [] and "xsimpp_extra_margins" not in plain.to_json()  # study.json as before
@@ -478,6 +478,50 @@ def test_a_non_english_target_by_hand():
         assert b["xsim++[strict,distance]"] == a["xsim++[strict]"] and b["xsim++[strict]"] == c["xsim++[strict]"]
         assert b["err_strict,distance_number"] == a["err_strict_number"]
     assert sum(r.metric == "xsim++" for r in both.records) == 2 * sum(r.metric == "xsim++" for r in res.records)
+
+
+def test_every_column_is_a_task_row_and_a_new_proxy_is_one_toml_row():
+    """The built-in proxies are [[proxies.task]]-shaped rows of registered tasks; a new proxy needs
+    no file: a TOML row naming a task and metric (here one the xsim task derives from an xsim++
+    record's error types) gives the same cells and orientation as the built-in column, and its
+    records are the task's own, kept once."""
+    from xsimpp.study.columns import column_taken
+    from xsimpp.study.proxies import study_rows
+    from xsimpp.tasks import METRICS, TASKS
+    from xsimpp.tasks.xsim import XsimData, XsimSettings
+
+    cfg = _config(target="por", xsimpp_styles=["strict"], xsimpp_margin="absolute", tatoeba=False)
+    data = _target_data()
+    rows = study_rows(cfg, data)
+    assert [r.column for r in rows if r.role == "proxy"] == [
+        "xsim[absolute]", "xsim++[strict]", *(f"xsim++[strict:{t}]" for t in (
+            "entity", "number", "misaligned", "entity+number", "entity+misaligned", "number+misaligned",
+            "entity+number+misaligned"))]
+    assert all(r.task in TASKS and (r.metric is None or r.metric in TASKS[r.task].metrics) for r in rows)
+    assert rows[-1].task == "mining-f1" and rows[-1].role == "truth"
+    assert METRICS["xsim++[entity+number]"].producer == "xsim" and METRICS["xsim++[entity+number]"].lower_is_better
+    assert column_taken("xsim++[mine]") and column_taken("tatoeba") and not column_taken("pp-number")
+
+    text = PRESETS["small"].replace("[mining]", """[[proxies.task]]
+task = "xsim"
+metric = "xsim++[number+misaligned]"
+column = "pp-number"
+options = { margin = "absolute", style = "strict" }
+
+[mining]""")
+    toml = dataclasses.replace(cfg, task_proxies=parse_config(text).task_proxies)
+    # what the study's loading gives the row in each language (load_task_proxies: the task's own load)
+    data.task_proxies = {("pp-number", ld.lang): (XsimData([ld.flores], data.augmented["strict"]),
+                                                  XsimSettings(margin="absolute")) for ld in data.languages}
+    encoders = [StudyEncoder(EncoderSpec(n, "lookup", family=n), _target_encoder(n), None) for n in "ABC"]
+    res = run_study(toml, data, encoders)
+    assert res.proxies[-1] == "pp-number" and res.lower_is_better["pp-number"] is True
+    assert [c["pp-number"] for c in res.cells] == [c["xsim++[strict:number+misaligned]"] for c in res.cells]
+    assert [c["pp-number"] for c in res.cells if c["lang"] == "deu"] == [0, 20, 40]
+    assert "pp-number" in {p.proxy for p in res.rankings["mining_f1"].proxies}
+    # the row's records: the xsim++ record its value is read off, once per cell (the built-in
+    # xsim++[strict] keeps an equal one of its own run)
+    assert sum(r.metric == "xsim++" for r in res.records) == 2 * len(res.cells)
 
 
 def test_the_english_default_is_the_study_before_targets():

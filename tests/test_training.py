@@ -174,7 +174,8 @@ def test_readers(tmp_path):
 # -- real steps on a tiny model ----------------------------------------------------------------------
 
 def test_length_sorted_forward_equals_one_padded_call_and_masks_the_prompt(xlmr):
-    from xsimpp.encoders.hf import load_transformer, token_states
+    from xsimpp.encoders.backbone.layers import token_states
+    from xsimpp.encoders.backbone.models import load_transformer
     from xsimpp.training.onealigner import token_states_by_length
 
     tok, model = load_transformer(xlmr, adapter="t")

@@ -38,11 +38,10 @@ from typing import Any
 
 import numpy as np
 
-from .engine import DEFAULT_MARGIN
 from .errors import BadInputError
 from .results import ResultRecord, Results
 from .study.pipeline import study  # the proxy-validation study (the package xsimpp.study calls it too)
-from .tasks import TASKS
+from .tasks.registry import task as registered_task
 from .tasks.runner import RunOptions, check_numbers, make_encoder, run_task, save_records
 
 
@@ -55,7 +54,7 @@ def _knob_signature(task: str):
         sig = inspect.signature(fn)
         params = [p for p in sig.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
         have = {p.name for p in params}
-        t = TASKS[task]
+        t = registered_task(task)
         for cls in (t.Source, t.Settings, RunOptions):
             for f in fields(cls):
                 if f.name in have:
@@ -71,9 +70,7 @@ def _knob_signature(task: str):
 
 def run(task: str, encoder, *, settings=None, run: RunOptions | None = None, **knobs) -> Results:
     """Run the registered task ``task`` (``xsimpp.tasks.TASKS``: xsim, tatoeba, bucc, filter, mining-f1, ...)."""
-    if task not in TASKS:
-        raise BadInputError(f"unknown task {task!r}; the tasks that run an encoder are: {', '.join(TASKS)}")
-    return run_task(TASKS[task], encoder, settings=settings, run=run, **knobs)
+    return run_task(registered_task(task), encoder, settings=settings, run=run, **knobs)
 
 
 @_knob_signature("xsim")
@@ -90,7 +87,7 @@ def evaluate(encoder, langs=None, *, dataset: str = "flores200", split: str | No
     split is recorded as ``dev[:N]``); settings -- ``margin``, ``k``, ``mode``, ``protocol``
     (laser / xsimpp-paper) and P-xSIM's ``rerank`` (an auxiliary encoder, name or object, with
     ``rerank_options``), ``alpha``, ``rerank_k``; run options as in the module docstring."""
-    return run_task(TASKS["xsim"], encoder, langs=langs, dataset=dataset, split=split, target=target,
+    return run_task(registered_task("xsim"), encoder, langs=langs, dataset=dataset, split=split, target=target,
                     augmented=augmented, settings=settings, run=run, **knobs)
 
 
@@ -101,7 +98,7 @@ def tatoeba(encoder, langs=None, *, set: str | None = None, source: str = "v1", 
     (``langs`` or ``set``: "tatoeba36" or "all", the latter less ``exclude``; ``source``: "v1" (LASER) or
     "challenge"; knobs: ``margin``,
     ``k``, ``limit``, ``data_dir`` and the run options)."""
-    return run_task(TASKS["tatoeba"], encoder, langs=langs, set=set, source=source, settings=settings, run=run,
+    return run_task(registered_task("tatoeba"), encoder, langs=langs, set=set, source=source, settings=settings, run=run,
                     **knobs)
 
 
@@ -120,7 +117,7 @@ def bucc(encoder, pair: str = "zh-en", *, tune: str = "sample", apply: str | Non
     ``seed``, ``sample``, ``head``, ``data_dir``."""
     if settings is None:
         knobs["protocol"] = protocol
-    return run_task(TASKS["bucc"], encoder, pair=pair, tune=tune, apply=apply, settings=settings, run=run, **knobs)
+    return run_task(registered_task("bucc"), encoder, pair=pair, tune=tune, apply=apply, settings=settings, run=run, **knobs)
 
 
 @_knob_signature("mining-f1")
@@ -130,7 +127,7 @@ def mining_f1(encoder, langs=None, *, settings=None, run: RunOptions | None = No
     (plus ``unpaired_sources`` FLORES dev sources with no translation), mined with the margin kNN
     both ways; F1 / precision / recall with cross-validated and fixed thresholds, one record each --
     the ground truth `xsimpp study` ranks proxies by."""
-    return run_task(TASKS["mining-f1"], encoder, langs=langs, settings=settings, run=run, **knobs)
+    return run_task(registered_task("mining-f1"), encoder, langs=langs, settings=settings, run=run, **knobs)
 
 
 @_knob_signature("filter")
@@ -140,7 +137,7 @@ def filter_corpus(src, tgt, out, encoder="e5-small", *, src_lang: str, tgt_lang:
     > 90 % overlap and wrong-language lines dropped, the rest ranked by LASER's ``--mode score``
     margin and kept up to ``budget`` English tokens ("2M"). Writes ``out`` atomically; returns
     ``tasks.filter.FilterReport``. ``knobs``: the other ``FilterSettings`` fields and run options."""
-    res = run_task(TASKS["filter"], encoder, src=src, tgt=tgt, out=out, src_lang=src_lang, tgt_lang=tgt_lang,
+    res = run_task(registered_task("filter"), encoder, src=src, tgt=tgt, out=out, src_lang=src_lang, tgt_lang=tgt_lang,
                    budget=budget, run=run, **knobs)
     return res.report.filtered
 
@@ -271,61 +268,21 @@ def score(src_emb, tgt_emb, *, tgt_text=None, errtypes=None, allow_errtypes=(), 
 # -- mining and downloads -----------------------------------------------------------------------
 
 
-def mine(src, tgt, out_dir, *, margin: str = DEFAULT_MARGIN, k: int = 4, max_memory="4GB", progress=None,
-         engine=None, ray: str | None = None, pairs_tsv=None, src_text=None, tgt_text=None, retrieval: str = "max",
-         threshold: float = 0.0, **layout):
-    """Exact margin kNN both ways, sharded and resumable under ``out_dir`` (`xsimpp mine`);
-    ``ray``: "auto" or a cluster address to run the shards as Ray tasks (outputs byte-identical;
-    ``out_dir`` must then be on storage every node sees); ``layout``: ``keep_shards``,
-    ``shard_rows``, ``tile_cols``, ``max_shards`` (``xsimpp.engine.mining.mine``). Returns
-    ``engine.mining.MiningResult``.
-
+@_knob_signature("mine")
+def mine(src, tgt, out_dir, *, settings=None, run: RunOptions | None = None, **knobs):
+    """Exact margin kNN both ways, sharded and resumable under ``out_dir`` (`xsimpp mine`;
+    ``xsimpp.tasks.mine``). ``src`` / ``tgt``: .npy files or arrays. Knobs: ``margin``, ``k``;
     ``pairs_tsv``: also write the mined pairs as LASER's ``mine_bitexts --mode mine`` does
     (``score<TAB>source<TAB>target``, best first; ``retrieval`` and ``threshold`` as its flags, see
     ``scoring.bucc.select_pairs``), reading the sentences from ``src_text``/``tgt_text`` (one per
-    embedding row; checked before any mining work)."""
-    from .engine.mining import RowSource, mine as run_mine
-    from .scoring.bucc import check_selection, pairs_tsv as tsv_text, select_pairs
-    from .textio import atomic_write_text, check_output_file
-
-    texts = None
-    if pairs_tsv is not None or src_text is not None or tgt_text is not None:
-        if pairs_tsv is None or src_text is None or tgt_text is None:
-            raise BadInputError("writing mined pairs needs all three of pairs_tsv, src_text and tgt_text "
-                                "(--pairs-tsv, --src-text, --tgt-text)")
-        check_selection(retrieval, threshold)
-        check_output_file(pairs_tsv, "--pairs-tsv")
-        texts = (_sentences(src_text, RowSource(src, "source embeddings")),
-                 _sentences(tgt_text, RowSource(tgt, "target embeddings")))
-    if not ray:
-        res = run_mine(src, tgt, out_dir, margin=margin, k=k, max_memory=max_memory, progress=progress, config=engine,
-                       **layout)
-    else:
-        from .distributed.ray_backend import RayExecutor
-
-        ex = RayExecutor(ray)
-        try:
-            res = run_mine(src, tgt, out_dir, margin=margin, k=k, max_memory=max_memory, progress=progress,
-                           config=engine, executor=ex, **layout)
-        finally:
-            ex.close()
-    if res is not None and texts is not None:
-        atomic_write_text(pairs_tsv, tsv_text(select_pairs(res.knn, retrieval, threshold), *texts))
-    return res
-
-
-def _sentences(path, rows) -> list[str]:
-    """The sentences of one mining side: one per embedding row, no tab inside (a TSV field)."""
-    from .textio import read_lines
-
-    lines = read_lines(path)
-    if len(lines) != len(rows):
-        raise BadInputError(f"{path} has {len(lines)} lines but the {rows.name} have {len(rows)} rows; "
-                            "give one sentence per embedding row")
-    for n, line in enumerate(lines, 1):
-        if "\t" in line:
-            raise BadInputError(f"{path}: line {n} holds a tab, which would split its sentence in the TSV")
-    return lines
+    embedding row; checked before any mining work); the layout, which changes only the speed:
+    ``max_memory``, ``shard_rows``, ``tile_cols``, ``max_shards``, ``keep_shards``. Run options:
+    ``progress`` (a callable(done, total), or True for a shard counter on stderr), ``engine`` (an
+    ``EngineConfig``), ``ray`` ("auto" or a cluster address to run the shards as Ray tasks; outputs
+    byte-identical; ``out_dir`` must then be on storage every node sees). Returns
+    ``engine.mining.MiningResult`` (None when ``max_shards`` left work for a rerun)."""
+    return run_task(registered_task("mine"), None, src=src, tgt=tgt, out_dir=out_dir, settings=settings, run=run,
+                    **knobs).report.result
 
 
 def compare(baseline, system, *, metric: str | None = None, correction: str = "holm", level: float = 0.95,

@@ -9,17 +9,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
-import os
 import sys
 
-# OpenBLAS's worker threads spin for 2^28 cycles after each GEMM, on the cores the engine's
-# selection threads need next (measured: ~25 % slower selection on 2 cores). 2^4 cycles, the
-# least it accepts, lets them sleep at once. Read when numpy loads, hence here, before any import
-# of it; it changes no result. A user's own setting wins.
-os.environ.setdefault("OPENBLAS_THREAD_TIMEOUT", "4")
-
-from ..version import __version__  # noqa: E402
-from ..errors import XsimppError  # noqa: E402
+from ..version import __version__
+from ..errors import XsimppError
 
 SUBCOMMANDS = ("eval", "score", "tatoeba", "bucc", "augment", "mine", "filter", "rank", "study", "leaderboard", "compare",
                "explain", "plot",
@@ -50,10 +43,10 @@ def build_parser() -> argparse.ArgumentParser:
                 continue
             raise
         module.register(sub)
-    from ..tasks import TASKS
+    from ..tasks import registry
     from .derived import register_task
 
-    for task in TASKS.values():
+    for task in registry.TASKS.values():
         if task.cli:  # a task declared with no CLI module of its own: its subcommand from its knobs
             register_task(sub, task)
     return parser

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from ..errors import BadInputError
-from ..tasks import TASKS
+from ..tasks.registry import task
 from ..textio import finite, path
 from .common import add_encoder_options, add_engine_options, add_run_options, check_outputs, run_and_print
 from .knobs import add_knobs, given
 
-TASK = TASKS["bucc"]
+TASK = task("bucc")
 
 
 def register(sub) -> None:

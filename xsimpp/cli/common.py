@@ -49,6 +49,16 @@ def add_encoder_options(p: argparse.ArgumentParser, default: str = "e5-small") -
     add_knobs(p, EncoderOptions)
     p.add_argument("--encoder-opt", action="append", default=[], metavar="KEY=VALUE",
                    help="any other constructor option of the encoder (repeatable)")
+    p.add_argument("--rerank-k", dest="retired_rerank_k", action=_RetiredRerankK, help=argparse.SUPPRESS)
+
+
+class _RetiredRerankK(argparse.Action):
+    """``--rerank-k`` meant two things (onealigner's two-stage K, and P-xSIM's K with --rerank):
+    refused with the two flags that replace it, so no old command line silently means the other."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error("--rerank-k is two options now: --pxsim-k K (P-xSIM's margin candidates, with --rerank) or "
+                     "--two-stage-k K (onealigner's two-stage rescoring)")
 
 
 def _parse_value(text: str):
@@ -78,20 +88,36 @@ def encoder_options(args) -> dict:
     return opts
 
 
-def add_run_options(p: argparse.ArgumentParser) -> None:
-    """Cache, results and output flags of every command that encodes and stores results."""
+def add_cache_options(p: argparse.ArgumentParser) -> None:
+    """The embedding-cache and progress flags of every command that encodes."""
     p.add_argument("--cache-dir", type=path, help="embedding cache folder (default: user cache)")
     p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(caches_embeddings=True)
+
+
+def add_run_options(p: argparse.ArgumentParser) -> None:
+    """Cache, results and output flags of every command that encodes and stores results: the
+    command is marked ``stores_results``, which is what the shared code below reads (``declares``)
+    -- never the presence of one of these flags."""
+    add_cache_options(p)
     p.add_argument("--results-dir", type=path, help="results store folder (default: user data dir)")
     p.add_argument("--no-save", action="store_true", help="print only; do not write results")
     p.add_argument("--json", action="store_true", help="print the result records as JSON lines")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.set_defaults(stores_results=True)
+
+
+def declares(args, marker: str) -> bool:
+    """Whether the command that parsed ``args`` declared ``marker`` (``stores_results``,
+    ``caches_embeddings``) with ``set_defaults``; a command that never declared it has none."""
+    return bool(vars(args).get(marker, False))
 
 
 def check_outputs(args, files: dict[str, str] | None = None, dirs: dict[str, str] | None = None) -> None:
     """Validate every output path of a command before any work (attribute -> flag name): a file
     path that is a folder, a folder path that is a file, an unwritable place: one sentence, exit 2.
-    The results and cache folders of ``add_run_options`` are checked unless --no-save / --no-cache."""
+    The results and cache folders of a command with ``add_run_options`` / ``add_cache_options`` are
+    checked unless --no-save / --no-cache."""
     from ..paths import cache_dir, results_dir
     from ..textio import check_output_dir, check_output_file
 
@@ -99,9 +125,9 @@ def check_outputs(args, files: dict[str, str] | None = None, dirs: dict[str, str
         check_output_file(getattr(args, attr, None), flag)
     for attr, flag in (dirs or {}).items():
         check_output_dir(getattr(args, attr, None), flag)
-    if hasattr(args, "no_save") and not args.no_save:
+    if declares(args, "stores_results") and not args.no_save:
         check_output_dir(args.results_dir or results_dir(), "--results-dir")
-    if hasattr(args, "no_cache") and not args.no_cache:
+    if declares(args, "caches_embeddings") and not args.no_cache:
         check_output_dir(args.cache_dir or cache_dir(), "--cache-dir")
 
 
@@ -109,7 +135,7 @@ def run_options(args, ray: bool = False):
     """The runner's ``RunOptions`` from the shared flags (cache, results, progress, engine, encoder)."""
     from ..tasks.runner import RunOptions
 
-    return RunOptions(cache=cache_arg(args), save=save_arg(args) if hasattr(args, "no_save") else False,
+    return RunOptions(cache=cache_arg(args), save=save_arg(args) if declares(args, "stores_results") else False,
                       progress=not args.no_progress, engine=engine_config(args),
                       ray=getattr(args, "ray", None) if ray else None, options=encoder_options(args))
 
@@ -127,7 +153,7 @@ def run_and_print(args, task, settings: dict, spec: dict, ray: bool = False):
         from ..tasks.intervals import render_intervals
 
         rendered += "\n\n" + render_intervals(res.report.intervals, st.ci, st.ci_resamples, st.ci_seed)
-    if hasattr(args, "json"):
+    if declares(args, "stores_results"):
         print_report(args, res.report.records, rendered)
         save_and_sign(args, res.report)
     else:

@@ -1,4 +1,5 @@
-"""`xsimpp datasets`: known datasets, whether they are found here, and where to put them."""
+"""`xsimpp datasets`: the registered datasets (``xsimpp.datasets.DATASETS``) split by split, whether
+each is found here, the distractor-pool source it is, and where to put what is missing."""
 
 from __future__ import annotations
 
@@ -23,30 +24,34 @@ def _bucc_rows(args, hints: dict) -> list[list[str]]:
     what = "BUCC 2018 bitext mining (`xsimpp bucc --pair zh-en`)"
     try:
         ds = Bucc2018(args.data_dir)
-        rows = [["bucc2018", f"{pair}.{split}", "found", "-", what] for pair in ds.pairs() for split in ds.splits(pair)]
+        rows = [["bucc2018", f"{pair}.{split}", "found", "-", "-", what] for pair in ds.pairs()
+                for split in ds.splits(pair)]
     except XsimppError:
         rows = []
     if not rows:
         hints["bucc2018"] = DOWNLOAD_HINT
-        rows = [["bucc2018", "-", "missing", "-", what]]
+        rows = [["bucc2018", "-", "missing", "-", "-", what]]
     return rows
 
 
 def run(args) -> int:
-    from ..datasets import DATASETS
+    from ..datasets import DATASETS, pool_sources
     from ..paths import data_dirs
 
+    source_of = {(cls.name, split): source for source, (cls, split) in pool_sources().items()}
     rows, hints = [], {}
     for name, cls in DATASETS.items():
         for split in cls.splits:
             ds = cls(split, data_dir=args.data_dir)
             ok = ds.is_available()
             aug = [d for d in ds.augmented_dirs() if d.is_dir() and any(d.rglob(f"*_augmented.{split}"))] if ok else []
-            rows.append([name, split, "found" if ok else "missing", str(aug[0]) if aug else "-", cls.description])
+            rows.append([name, split, "found" if ok else "missing", str(aug[0]) if aug else "-",
+                         source_of.get((name, split), "-"), cls.description])
             if not ok:
                 hints[name] = cls.download_hint
     rows += _bucc_rows(args, hints)
-    print(tabulate(rows, headers=["dataset", "split", "status", "xsim++ augmented", "description"], tablefmt="simple"))
+    print(tabulate(rows, headers=["dataset", "split", "status", "xsim++ augmented", "pool source", "description"],
+                   tablefmt="simple"))
     print("\ndata roots searched, in order: " + ", ".join(str(d) for d in data_dirs(args.data_dir)))
     for name, hint in hints.items():
         print(f"{name}: {hint}")

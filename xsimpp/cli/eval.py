@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from ..tasks import TASKS
+from ..errors import BadInputError
+from ..tasks.registry import task
 from ..textio import path
 from .common import (add_encoder_options, add_engine_options, add_ray_option, add_run_options, check_outputs,
                      encoder_options, run_and_print)
 from .knobs import add_knobs, given
 
-TASK = TASKS["xsim"]
+TASK = task("xsim")
 
 
 def register(sub) -> None:
@@ -36,8 +37,8 @@ def run(args) -> int:
     settings = given(args, TASK.Settings)
     if args.rerank_opt:
         settings["rerank_options"] = encoder_options(argparse.Namespace(encoder_opt=args.rerank_opt))
-    if args.rerank and args.rerank_k is not None:  # with --rerank, --rerank-k is P-xSIM's; else onealigner's option
-        settings["rerank_k"], args.rerank_k = args.rerank_k, None
+    if args.pxsim_k is not None and not args.rerank:
+        raise BadInputError("--pxsim-k sets how many margin candidates --rerank rescores; give --rerank too")
     spec = given(args, TASK.Source)
     res = run_and_print(args, TASK, settings, spec, ray=True)
     if args.dump:

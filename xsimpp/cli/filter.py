@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from ..tasks import TASKS
-from ..textio import path
-from .common import add_encoder_options, add_engine_options, check_outputs, run_and_print
+from ..tasks.registry import task
+from .common import add_cache_options, add_encoder_options, add_engine_options, check_outputs, run_and_print
 from .knobs import add_knobs, given
 
-TASK = TASKS["filter"]
+TASK = task("filter")
 
 
 def register(sub) -> None:
@@ -27,9 +26,7 @@ def register(sub) -> None:
     p.add_argument("--reject-lang", default="",
                    help="with --lid both: for a side whose language the identifier does not know (e.g. fur), drop "
                         "lines identified as one of these languages (comma-separated, e.g. ita)")
-    p.add_argument("--cache-dir", type=path, help="embedding cache folder (default: user cache)")
-    p.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
+    add_cache_options(p)
     add_encoder_options(p)
     add_engine_options(p, blocks=False)
     p.set_defaults(func=run)

@@ -14,6 +14,13 @@ def flag_of(f) -> str:
     return f.metadata.get("flag") or "--" + f.name.replace("_", "-")
 
 
+def dest_of(f) -> str:
+    """Where a knob's value lands in the parsed arguments: named after its flag, so two knobs of
+    one name in two declarations (the encoder's ``rerank_k`` and P-xSIM's) cannot share a slot
+    once their flags differ -- argparse refuses a flag given twice."""
+    return flag_of(f)[2:].replace("-", "_")
+
+
 def add_knobs(p: argparse.ArgumentParser | Any, cls: type, *, skip: Iterable[str] = (), title: str | None = None) -> None:
     """One flag per CLI knob of ``cls`` (those declared ``cli=False`` or named in ``skip`` have a
     hand-written spelling elsewhere)."""
@@ -25,7 +32,7 @@ def add_knobs(p: argparse.ArgumentParser | Any, cls: type, *, skip: Iterable[str
             continue
         default = f.default if f.default is not MISSING else None
         shown = "" if default in (None, ()) or isinstance(default, bool) else f" (default: {default})"
-        kw: dict[str, Any] = {"dest": f.name, "default": None, "help": md["help"] + shown}
+        kw: dict[str, Any] = {"dest": dest_of(f), "default": None, "help": md["help"] + shown}
         if md.get("action") == "append":
             kw.update(action="append", metavar=md.get("metavar"))
         elif isinstance(default, bool):
@@ -49,7 +56,7 @@ def given(args: argparse.Namespace, cls: type, *, skip: Iterable[str] = ()) -> d
     for f in fields(cls):
         if f.name in skip or not f.metadata.get("cli", True):
             continue
-        value = getattr(args, f.name, None)
+        value = getattr(args, dest_of(f), None)
         if value is not None:
             out[f.name] = tuple(value) if f.metadata.get("action") == "append" else value
     return out

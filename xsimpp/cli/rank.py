@@ -75,7 +75,8 @@ def _num(x: float) -> str:
 
 def build_table(args):
     from ..errors import BadInputError
-    from ..tasks.ranking import all_error_type_subsets, read_table, table_from_leaderboard
+    from ..tasks.ranking import read_table, table_from_leaderboard
+    from ..tasks.xsim import all_error_type_subsets
 
     sets = [s.split(",") for s in (args.error_types or [])]
     if args.all_error_subsets:

@@ -7,8 +7,9 @@ A dataset is one small file: a ``Dataset`` subclass declaring its layout, plus o
 * class attributes: ``name`` (registry key, recorded in results), ``title`` (how messages name
   it), ``description`` (one line for ``xsimpp datasets``), ``splits`` (the last is the default),
   ``default_target``, ``folders`` (where below a data root it may sit, in order),
-  ``download_hint`` (how to get it), and ``english_pivot = True`` when every pair is
-  <language>-English with an English file of its own per language (Tatoeba);
+  ``download_hint`` (how to get it), ``english_pivot = True`` when every pair is
+  <language>-English with an English file of its own per language (Tatoeba), and
+  ``pool_sources`` when its distractor-pool sources are not the default one per split;
 * ``holds_data(folder)``: whether a candidate folder holds the data of ``self.split``;
 * ``languages()``: the codes offered (English excluded for English-pivot datasets);
 * ``file(code, partner)``: the file of a resolved code's sentences (``partner``, the other side
@@ -19,9 +20,10 @@ A dataset is one small file: a ``Dataset`` subclass declaring its layout, plus o
 The base class does the rest the same way for every dataset: split validation, the search for
 the data (under --data-dir, then $XSIMPP_DATA_DIR, then the user data dir: ``data_roots()``),
 one-sentence errors for missing data, language resolution, ``sources_for`` (``--langs all``), ``path``, ``sentences``, ``bitext``,
-``augmented_dirs`` and ``is_available``. BUCC (bucc.py) gives id-tagged mining splits rather than
-bitexts, so it is not a ``Dataset``; it shares only the data search (``find_folders``,
-``data_not_found``).
+``augmented_dirs``, ``is_available`` and ``pool_files`` (a side's files for the distractor pool,
+xsimpp/datasets/pool.py, which reads them as plain text). BUCC (bucc.py) gives id-tagged mining
+splits rather than bitexts, so it is not a ``Dataset``; it shares only the data search
+(``find_folders``, ``data_not_found``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,16 @@ from ..textio import check_input_file, parse_json, read_bytes, read_lines
 from .languages import UnknownLanguageError, resolve_language
 
 ENGLISH_CODES = ("eng", "eng_Latn", "en")  # what English-pivot datasets accept for their "eng"
+ENGLISH = "eng_Latn"
+
+
+def _names_language(code: str, target: str) -> bool:
+    """Whether a dataset's own ``code`` (NTREX ``swa``, Tatoeba ``fra``) is FLORES-200 ``target``;
+    a code of no one FLORES-200 language (Tatoeba's ``cmn``, NTREX's ``eng-GB``) is none."""
+    try:
+        return resolve_language(code) == target
+    except UnknownLanguageError:
+        return False
 
 
 def text_checksum(lines: Sequence[str]) -> str:
@@ -285,19 +297,27 @@ class Dataset:
     folders: ClassVar[tuple[str, ...]] = (".",)
     download_hint: ClassVar[str] = ""
     english_pivot: ClassVar[bool] = False
+    # The distractor-pool sources (xsimpp/datasets/pool.py) this dataset's splits are: source name ->
+    # split. None: every split, named "<name>" in a one-split dataset, else "<name>-<split>";
+    # declared where a source keeps an older name or a split is no distractor text ({}: none).
+    pool_sources: ClassVar[dict[str, str] | None] = None
 
-    def __init__(self, split: str | None = None, data_dir: str | os.PathLike | None = None):
+    def __init__(self, split: str | None = None, data_dir: str | os.PathLike | None = None, *,
+                 roots: Sequence[Path] | None = None):
+        """``roots``: search exactly these data roots rather than ``data_dirs(data_dir)`` (the
+        distractor pool takes a source from the first of its roots that has it)."""
         split = self.splits[-1] if split is None else split
         if split not in self.splits:
             have = f"splits {', '.join(self.splits)}" if len(self.splits) > 1 else f"only the '{self.splits[0]}' split"
             raise MissingResourceError(f"{self.title} has {have}, not '{split}'")
         self.split = split
         self.data_dir = data_dir
+        self.search_roots = None if roots is None else list(roots)
 
     # -- where the data is ------------------------------------------------------------------
 
     def data_roots(self) -> list[Path]:
-        return data_dirs(self.data_dir)
+        return data_dirs(self.data_dir) if self.search_roots is None else list(self.search_roots)
 
     def holds_data(self, folder: Path) -> bool:
         """Whether ``folder`` (one of ``folders`` below a data root) holds this split's data."""
@@ -356,6 +376,26 @@ class Dataset:
     def file(self, code: str, partner: str | None) -> Path:
         """The file holding resolved ``code``'s side; ``partner`` is the other side's code, if known."""
         raise NotImplementedError
+
+    def pool_files(self, target: str) -> list[Path]:
+        """The files of this split holding ``target``'s sentences (a FLORES-200 code), sorted, for the
+        distractor pool: the file of every code of the dataset that resolves to ``target`` (an
+        English-pivot dataset's English side: the English file of each of its languages); none when
+        the data or its ``target`` side is not here."""
+        if not self.is_available():
+            return []
+        if self.english_pivot and target == ENGLISH:
+            sides = [("eng", xx) for xx in self.languages()]
+        else:
+            partner = "eng" if self.english_pivot else None
+            sides = [(code, partner) for code in self.languages() if _names_language(code, target)]
+        files: set[Path] = set()
+        for code, partner in sides:
+            try:
+                files.add(self.file(code, partner))
+            except MissingResourceError:  # a language the dataset knows but whose file is not here
+                continue
+        return sorted(f for f in files if f.is_file())
 
     def pair_language(self, code: str, partner: str | None) -> str:
         """English-pivot datasets: the non-English language of the pair that ``code``'s file is of."""

@@ -16,6 +16,7 @@ class Demo(Dataset):
     splits = ("dev",)
     default_target = "eng_Latn"
     folders = ("demo",)
+    pool_sources = {}  # 120 lines written for the demo and tests, not text a miner meets
     download_hint = "it ships inside the xsimpp package (xsimpp/data/demo); reinstall xsimpp"
 
     def data_roots(self) -> list[Path]:

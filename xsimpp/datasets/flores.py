@@ -21,6 +21,8 @@ class Flores200(Dataset):
     splits = ("dev", "devtest")
     default_target = "eng_Latn"
     folders = ("flores200", "flores200_dataset", "flores-200", ".")
+    # dev only: devtest is what xsim, xsim++ and the mining gold score, so never a distractor
+    pool_sources = {"flores200-dev": "dev"}
     download_hint = (
         "fetch it with `xsimpp download flores200` (or unpack flores200_dataset.tar.gz, "
         "https://github.com/facebookresearch/flores/tree/main/flores200, under a data root given by --data-dir "

@@ -26,6 +26,7 @@ class FloresPlus(Dataset):
     splits = ("dev", "devtest")
     default_target = "eng_Latn"
     folders = ("flores_plus", "flores-plus", "floresp", ".")
+    pool_sources = {}  # FLORES-200's sentences again (flores200-dev is the pool's), in parquet
     download_hint = ("fetch it with `xsimpp download flores_plus --langs kea,fur` (gated: set HF_TOKEN to a Hugging "
                      "Face token of an account that accepted its terms), or put <split>/<code>.parquet files under "
                      "<data root>/flores_plus")

@@ -15,12 +15,11 @@ from __future__ import annotations
 from functools import cached_property
 from pathlib import Path
 
-from .base import Dataset
+from .base import ENGLISH, Dataset
 from .languages import UnknownLanguageError, resolve_language
 
 ENGLISH_FILE = "newstest2019-src.eng.txt"
 REF_FILE = "newstest2019-ref.{code}.txt"  # a language's translation of ENGLISH_FILE
-ENGLISH = "eng_Latn"
 
 
 class Ntrex128(Dataset):
@@ -30,6 +29,7 @@ class Ntrex128(Dataset):
     splits = ("test",)
     default_target = ENGLISH
     folders = ("ntrex128", "NTREX-128", "ntrex", ".")
+    pool_sources = {"ntrex128": "test"}  # the name mining-f1 and study configurations have always given it
     download_hint = (f"`xsimpp download` has no NTREX source: get the NTREX-128 folder of "
                      f"https://github.com/MicrosoftTranslator/NTREX (or OPUS-MT-testsets' copy) and put its "
                      f"{ENGLISH_FILE} and {REF_FILE.format(code='<code>')} files in <data root>/ntrex128 "

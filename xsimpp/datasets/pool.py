@@ -1,16 +1,17 @@
 """The distractor pool of mining ground truths: real target-language lines that hide the gold
 pairs (``xsimpp mining-f1``, ``xsimpp study``'s ground truth).
 
-Each source names the files of a dataset on disk (``SOURCES``: data-root-relative globs, built from
-the datasets' own file layouts). NTREX and FLORES dev are news/wiki text like the gold, OLDI seed
-is Wikipedia; Tatoeba is short everyday sentences. The pool holds distinct whitespace-normalised
-lines, never one of ``exclude`` (the gold target sides), never one twice: every line of the
-``whole`` sources first, then a seeded sample of the ``fill`` sources up to the size asked for.
+A source is a split of a registered dataset (``xsimpp.datasets.pool_sources``: "flores200-dev" is
+FLORES-200's dev split, "ntrex128" NTREX-128's test split), and its lines are the files that split's
+``Dataset.pool_files`` names: the layout is the dataset's own, declared once. NTREX and FLORES dev
+are news/wiki text like the gold, OLDI seed is Wikipedia; Tatoeba is short everyday sentences. The
+pool holds distinct whitespace-normalised lines, never one of ``exclude`` (the gold target sides),
+never one twice: every line of the ``whole`` sources first, then a seeded sample of the ``fill``
+sources up to the size asked for.
 
-With a non-English target T every source offers its T side (``TARGET_SIDES``; "{code}" is the
-source's own spelling of a language, which ``resolve_language`` maps to FLORES-200: NTREX "swa",
-Tatoeba "fra"); a source without T's side adds no line (OLDI seed has eng/fur/ita only), with a
-note, and never English in its place.
+With a non-English target T every source offers its T side (the files of the dataset's codes that
+``resolve_language`` maps to T: NTREX "swa", Tatoeba "fra"); a source without T's side adds no
+line (OLDI seed has eng/fur/ita only), with a note, and never English in its place.
 
 Near-duplicates (``add_near_duplicates``): a pool of unrelated lines cannot make a miner pay for
 confusing a translation with an almost-identical sentence, which web-scale mining meets constantly.
@@ -27,34 +28,14 @@ N lines per gold target line are added on top of the pool, of one kind:
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import BadInputError, MissingResourceError
-from .base import text_checksum
-from .languages import resolve_language
-from .ntrex import ENGLISH_FILE as NTREX_ENGLISH, REF_FILE as NTREX_REF
-
-ENGLISH = "eng_Latn"
-
-SOURCES = {
-    "flores200-dev": ["flores200/dev/eng_Latn.dev"],
-    "ntrex128": [f"ntrex128/{NTREX_ENGLISH}"],
-    "oldi-seed": ["oldi-seed/eng_Latn"],
-    "tatoeba": ["tatoeba/v1/tatoeba.*-eng.eng"],
-    "tatoeba-challenge": ["tatoeba-challenge/testsets/*-eng/*.eng", "tatoeba-challenge/testsets/eng-*/*.eng"],
-}
-TARGET_SIDES = {
-    "flores200-dev": ["flores200/dev/{code}.dev"],
-    "ntrex128": [f"ntrex128/{NTREX_REF}"],
-    "oldi-seed": ["oldi-seed/{code}"],
-    "tatoeba": ["tatoeba/v1/tatoeba.{code}-eng.{code}"],
-    "tatoeba-challenge": ["tatoeba-challenge/testsets/{code}-eng/*.{code}",
-                          "tatoeba-challenge/testsets/eng-{code}/*.{code}"],
-}
+from . import pool_sources
+from .base import ENGLISH, Dataset, text_checksum
 
 
 def normalise(line: str) -> str:
@@ -75,39 +56,23 @@ class Distractors:
 
 
 def check_sources(names, where: str) -> None:
+    known = pool_sources()
     for s in names:
-        if s not in SOURCES:
-            raise BadInputError(f"{where}: distractor source '{s}' is unknown (known: {', '.join(SOURCES)})")
+        if s not in known:
+            raise BadInputError(f"{where}: distractor source '{s}' is unknown (known: {', '.join(known)})")
 
 
-def _source_files(name: str, root: Path, target: str) -> list[Path]:
-    """The files of one distractor source under ``root`` holding ``target`` lines."""
-    if target == ENGLISH:
-        return sorted(f for pat in SOURCES[name] for f in root.glob(pat) if f.is_file())
-    files = set()
-    for pat in TARGET_SIDES[name]:
-        # "{code}" once as a named group, then as a back-reference: "fra-eng/*.fra", never "fra-eng/*.eng"
-        parts = pat.split("{code}")
-        regex = (re.escape(parts[0]) + "(?P<code>[^/]+)" + re.escape(parts[1])
-                 + "".join("(?P=code)" + re.escape(x) for x in parts[2:]))
-        regex = re.compile(regex.replace(re.escape("*"), "[^/]*"))
-        for f in root.glob(pat.replace("{code}", "*")):
-            m = regex.fullmatch(f.relative_to(root).as_posix())
-            if not m or not f.is_file():
-                continue
-            try:
-                if resolve_language(m.group("code")) == target:
-                    files.add(f)
-            except BadInputError:  # a code with no (or no single) FLORES language, e.g. Tatoeba's cmn
-                continue
-    return sorted(files)
+def _split_under(name: str, root: Path) -> Dataset:
+    """The dataset split that distractor source ``name`` is, searched for under ``root`` alone."""
+    cls, split = pool_sources()[name]
+    return cls(split, roots=[root])
 
 
 def read_source(name: str, roots: list[Path], target: str = ENGLISH) -> list[str] | None:
     """Distinct whitespace-normalised ``target`` lines of one distractor source, from the first data
     root that has them; None when the source is there but has no ``target`` side (never English)."""
     for root in roots:
-        files = _source_files(name, root, target)
+        files = _split_under(name, root).pool_files(target)
         if files:
             seen: dict[str, None] = {}
             for f in files:
@@ -116,10 +81,11 @@ def read_source(name: str, roots: list[Path], target: str = ENGLISH) -> list[str
                     if line:
                         seen.setdefault(line, None)
             return list(seen)
-    if target != ENGLISH and any(_source_files(name, root, ENGLISH) for root in roots):
+    if target != ENGLISH and any(_split_under(name, root).pool_files(ENGLISH) for root in roots):
         return None
-    raise MissingResourceError(f"distractor source '{name}' ({', '.join(SOURCES[name])}) is not under any "
-                               f"data root ({', '.join(map(str, roots)) or 'none'}); set XSIMPP_DATA_DIR or drop it")
+    cls, split = pool_sources()[name]
+    raise MissingResourceError(f"distractor source '{name}' ({cls.title} {split}) is not under any data root "
+                               f"({', '.join(map(str, roots)) or 'none'}); {cls.download_hint}, or drop the source")
 
 
 def build_distractors(whole: list[str], fill: list[str], size: int, seed: int, exclude: set[str], roots: list[Path],

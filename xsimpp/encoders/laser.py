@@ -144,7 +144,7 @@ class Laser(VectorEncoder):
             import torch
         except ImportError:
             raise MissingResourceError("laser needs torch: pip install torch") from None
-        from .hf import torch_device
+        from .backbone.models import torch_device
         from .laser_tokenize import LaserTextPipeline
 
         self.model_name = str(model)

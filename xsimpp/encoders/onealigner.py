@@ -50,12 +50,12 @@ from ..errors import BadInputError
 from ..options import knob
 from .base import PairScorer, Requirement
 from .e5_weights import PROMPT, is_bundled_name
-from .hf import (TORCH_REQ, TRANSFORMERS_REQ, _requirements, check_layer, default_model, drop_blocks_above,
-                 bucket_batches, folder_revision, hidden_layer, shared_transformer, content_tokens,
-                 PATH_KNOB, model_type, model_weights_requirement, n_layers, numerics, pad_batch, pad_id,
-                 padded_batches, refuse_frozen_side, resolve_model_dir,
-                 tokenize,
-                 torch_device, trained_defaults)
+from .backbone.backend import ModelSpec, default_path, identity_config, open_backend
+from .backbone.batching import content_tokens, tokenize
+from .backbone.manifest import refuse_frozen_side, trained_defaults
+from .backbone.models import (TORCH_REQ, TRANSFORMERS_REQ, check_layer, config_layers, default_model, folder_revision,
+                              model_type, model_weights_requirement, requirements, resolve_model_dir, torch_device)
+from .hf import PATH_KNOB
 
 ALPHA = 0.75
 
@@ -152,8 +152,7 @@ class OneAligner(PairScorer):
                                 f"{', '.join(NORMALIZATIONS)}")
         self.folder = resolve_model_dir(self.model_name, adapter="onealigner")
         refuse_frozen_side(self.folder, "onealigner")
-        self._weights = shared_transformer(self.folder, adapter="onealigner")
-        self._tok, self._model = self._weights.tok, self._weights.model
+        n_blocks = config_layers(self.folder, "onealigner")  # read without loading the weights
         trained = trained_defaults(self.folder)  # a checkpoint of `xsimpp train`: its layer and prompt
         if layer is None and "layer" in trained:
             layer = int(trained["layer"])
@@ -164,12 +163,11 @@ class OneAligner(PairScorer):
                                     "xlm-roberta-large; the default layer is known only for "
                                     f"{', '.join(DEFAULT_LAYER)})")
             layer = DEFAULT_LAYER[self.model_name]
-            self.note = (f"{self.id}: layer {layer} of {n_layers(self._model)} (the default for {self.model_name}, "
+            self.note = (f"{self.id}: layer {layer} of {n_blocks} (the default for {self.model_name}, "
                          "chosen on FLORES dev; --layer to change)")
         else:
             self.note = f"{self.id}: layer {layer}"
-        self.layer = check_layer(layer, n_layers(self._model), "onealigner")
-        self._model = drop_blocks_above(self._model, self.layer)
+        self.layer = check_layer(layer, n_blocks, "onealigner")
         if batch_size < 0 or rerank_k < 0:
             raise BadInputError("onealigner: batch_size and rerank_k must be >= 0 (0 = full matrix / off)")
         self.batch_size, self.alpha, self.rerank_k = int(batch_size), float(alpha), int(rerank_k)
@@ -181,15 +179,12 @@ class OneAligner(PairScorer):
             prompt = trained.get("prompt", PROMPT if is_bundled_name(self.model_name) else "")
         self.prompt = str(prompt)
         self.device = torch_device(device)
-        self._model.to(self.device)
         self._revision = folder_revision(self.folder)
-        from .openvino_hidden import check_path, default_path
-
         if path is None:
             path = default_path(is_bundled_name(self.model_name), self.device, None)
-        self.path = check_path(path, adapter="onealigner", model_type=model_type(self.folder), device=self.device,
-                               autocast=None)
-        self._openvino = None  # the compiled graph of the token states (path openvino-float32), made on first use
+        self.path = path
+        spec = ModelSpec(self.folder, self.layer, self.device, None, "onealigner", self._revision)
+        self.backend = open_backend(path, spec, model_type=model_type(self.folder))
         self._memo: dict[str, list] = {}
 
     @property
@@ -203,15 +198,8 @@ class OneAligner(PairScorer):
 
     def states_config(self) -> dict:
         """Settings that change the token states (what the token-state cache is keyed by)."""
-        cfg = {"layer": self.layer, "max_length": self.max_length, "prompt": self.prompt,
-               "special_tokens": "excluded", "prompt_tokens": "excluded"}
-        if self.path == "openvino-float32":  # only then: torch caches keep their fingerprint
-            from .openvino_cpu import kernel_numerics
-
-            cfg["path"], cfg["numerics"] = self.path, kernel_numerics()
-        elif self.device == "cpu":
-            cfg["numerics"] = numerics()
-        return cfg
+        return {"layer": self.layer, "max_length": self.max_length, "prompt": self.prompt,
+                "special_tokens": "excluded", "prompt_tokens": "excluded", **identity_config(self.backend)}
 
     @property
     def states_fingerprint(self) -> str:
@@ -228,50 +216,29 @@ class OneAligner(PairScorer):
     # -- token states -------------------------------------------------------------------------
     @property
     def state_dim(self) -> int:
-        return int(self._model.config.hidden_size)
+        return self.backend.hidden_size
 
     def token_states(self, sentences: Sequence[str], progress=None) -> list[np.ndarray]:
         """Raw hidden states of the scored tokens, one (n_tokens, d) float32 array per sentence.
 
-        Each sentence runs padded to a width set by its own length (``hf.bucket_batches``), so its
+        Each sentence runs padded to a width set by its own length (``batching.bucket_batches``), so its
         states do not depend on its companions and can be cached per sentence."""
         return self.layer_states(sentences, [self.layer], progress)[self.layer]
 
     def layer_states(self, sentences: Sequence[str], layers: Sequence[int], progress=None) -> dict[int, list]:
         """``token_states`` at several layers (each <= ``self.layer``) from one forward pass."""
-        import torch
-
-        ids, specials, n_prompt = tokenize(self._tok, sentences, max_length=self.max_length, prompt=self.prompt)
+        ids, specials, n_prompt = tokenize(self.backend.tokenizer, sentences, max_length=self.max_length,
+                                           prompt=self.prompt)
         out: dict[int, list] = {layer: [None] * len(sentences) for layer in layers}
-        pad = pad_id(self._tok)
-
-        def keep(idx, hs: dict) -> None:
+        wanted = sorted(set(layers) | {self.layer})
+        for idx, _, hs in self.backend.batches(ids, specials, wanted, self.max_tokens, self.encode_batch_size):
+            states = {layer: self.backend.to_numpy(hs[layer]) for layer in layers}
             for r, i in enumerate(idx):
                 content = content_tokens(specials[i], n_prompt)
-                for layer, h in hs.items():
+                for layer, h in states.items():
                     out[layer][i] = np.ascontiguousarray(h[r, : len(ids[i])][content])
             if progress:
                 progress(len(idx))
-
-        if self.path == "openvino-float32":
-            if self._openvino is None or not set(layers) <= set(self._openvino.layers):
-                from .openvino_hidden import HiddenStates
-
-                wanted = sorted(set(layers) | {self.layer})
-                self._openvino = HiddenStates(drop_blocks_above(self._weights.model, max(wanted)), wanted)
-            for idx, x, att in padded_batches(ids, pad, self.max_tokens, self.encode_batch_size):
-                hs = self._openvino.infer(x, att)
-                keep(idx, {layer: hs[layer] for layer in layers})
-            return out
-        with torch.inference_mode():
-            for idx, width in bucket_batches([len(x) for x in ids], self.max_tokens, self.encode_batch_size):
-                x, att, _ = pad_batch([ids[i] for i in idx], [specials[i] for i in idx], pad, self.device, width)
-                if list(layers) == [self.layer]:
-                    hs = {self.layer: hidden_layer(self._model, x, att, self.layer)}
-                else:
-                    every = self._model(input_ids=x, attention_mask=att, output_hidden_states=True).hidden_states
-                    hs = {layer: every[layer] for layer in layers}
-                keep(idx, {layer: h.float().cpu().numpy() for layer, h in hs.items()})
         return out
 
     def token_embeddings(self, sentences: Sequence[str]):
@@ -393,4 +360,4 @@ class OneAligner(PairScorer):
 
     @classmethod
     def requirements(cls) -> list[Requirement]:
-        return _requirements(TORCH_REQ, TRANSFORMERS_REQ) + [model_weights_requirement(default_model(cls))]
+        return requirements(TORCH_REQ, TRANSFORMERS_REQ) + [model_weights_requirement(default_model(cls))]

@@ -1,4 +1,4 @@
-"""OpenVINO on the CPU, for every OpenVINO path (``e5_openvino``'s IRs, ``openvino_hidden``'s in-memory
+"""OpenVINO on the CPU, for every OpenVINO path (``e5_openvino``'s IRs, ``backbone.openvino_graph``'s in-memory
 graphs): which kernels run here (the oneDNN ISA, which decides a float result's last bits and which
 int8 kernels exist), the toolchain's versions, the compile settings, and the rule for when a CPU
 runs OpenVINO by default. A leaf: it imports no other encoder module.

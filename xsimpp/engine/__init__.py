@@ -7,8 +7,9 @@ the engine never imports encoders, datasets, tasks or the CLI.
 """
 
 from .exact import normalize
-from .knn import (DEFAULT_MARGIN, MARGINS, EngineConfig, MarginKNN, TopK, check_k, check_margin, margin_knn, margin_scores,
-                  nearest_neighbors, pair_similarity, topk_both)
+from .knn import (DEFAULT_MARGIN, MARGINS, EngineConfig, MarginKNN, TopK, check_k, check_margin,
+                  check_vectors_or_similarity, margin_knn, margin_scores, nearest_neighbors, pair_similarity, topk_both)
 
-__all__ = ["DEFAULT_MARGIN", "EngineConfig", "MARGINS", "MarginKNN", "TopK", "check_k", "check_margin", "margin_knn", "margin_scores",
-           "nearest_neighbors", "normalize", "pair_similarity", "topk_both"]
+__all__ = ["DEFAULT_MARGIN", "EngineConfig", "MARGINS", "MarginKNN", "TopK", "check_k", "check_margin",
+           "check_vectors_or_similarity", "margin_knn", "margin_scores", "nearest_neighbors", "normalize", "pair_similarity",
+           "topk_both"]

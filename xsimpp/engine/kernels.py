@@ -35,9 +35,8 @@ from numba.extending import intrinsic
 # Values tested per step: a branch-free count over 64 values vectorises (~10x faster per value
 # than 16-value steps with a bit mask, measured); a chunk with a hit is then walked value by value.
 W = 64
-# Columns seeded per pass (their group maxima and k lanes, ~70 KB at k = 4, stay in L1/L2), the rows
-# per neighbour a block needs before seeding pays, and the row groups per neighbour.
-SEED_TILE = 512
+# The rows per neighbour a block needs before seeding pays, and the row groups per neighbour (the
+# columns seeded per pass are ``EngineConfig.seed_tile``).
 SEED_MIN_ROWS = 16
 SEED_GROUPS_PER_K = 8
 # A thread's share of a block: fewer values, or (column split) fewer columns than this cost more
@@ -324,20 +323,20 @@ def _rows(block, xb, y, vec, r0, r1, beta, rfloor, ov, oi):  # pragma: no cover 
 
 
 @numba.njit(inline="always")
-def _seed_columns(block, c0, c1, beta, ct, kb):
+def _seed_columns(block, c0, c1, beta, ct, kb, seed_tile):
     # Lifts the column thresholds near their final value before the candidate pass: with no floor
     # yet (a first block) they would otherwise start at -inf and admit ~k ln(rows) candidates a
     # column. The rows fall into SEED_GROUPS_PER_K * k groups; each column's largest value in each
-    # group (one vector max per value, over SEED_TILE columns that stay in L1), and the k-th largest
+    # group (one vector max per value, over seed_tile columns that stay in L1), and the k-th largest
     # of those maxima, is reached by k distinct rows, so the column's k-th GEMM value is at least it.
     n_rows = block.shape[0]
     groups = min(n_rows, SEED_GROUPS_PER_K * kb)
     size = -(-n_rows // groups)
-    gmax = np.empty((groups, SEED_TILE), np.float32)
-    heaps = np.empty((kb, SEED_TILE), np.float32)
-    v = np.empty(SEED_TILE, np.float32)
-    for a in range(0, c1 - c0, SEED_TILE):
-        n = min(SEED_TILE, c1 - c0 - a)
+    gmax = np.empty((groups, seed_tile), np.float32)
+    heaps = np.empty((kb, seed_tile), np.float32)
+    v = np.empty(seed_tile, np.float32)
+    for a in range(0, c1 - c0, seed_tile):
+        n = min(seed_tile, c1 - c0 - a)
         for g in range(groups):
             m = gmax[g]
             for t in range(n):
@@ -368,7 +367,7 @@ def _seed_columns(block, c0, c1, beta, ct, kb):
 
 @numba.njit(cache=True, nogil=True, boundscheck=False)
 def _both(block, xb, y, vec, c0, c1, row_offset, col_offset, beta, bound, ov, oi, cv, ci, cheap, ct, cb,
-          cn):  # pragma: no cover - compiled
+          cn, seed_tile):  # pragma: no cover - compiled
     """Columns [c0, c1) of ``block`` (at most 2^24 rows): each row's exact top-k list ov/oi (k may be 0;
     column indices + col_offset) and every column's (cv/ci, row indices + row_offset) updated with
     the block's entries. Rows and columns alike start from their lists' floors: a list's exact k-th
@@ -391,7 +390,7 @@ def _both(block, xb, y, vec, c0, c1, row_offset, col_offset, beta, bound, ov, oi
         ct[t] = _lower32(kth - bound) if kth > -np.inf else np.float32(-np.inf)
         unfloored += kth == -np.inf
     if unfloored * 2 > nc and block.shape[0] > SEED_MIN_ROWS * kb:
-        _seed_columns(block, c0, c1, beta, ct, kb)
+        _seed_columns(block, c0, c1, beta, ct, kb, seed_tile)
     # Column candidates: a small buffer per column (row, value), compacted against the risen
     # threshold when full; a column that still overflows is rescanned at the end.
     cap = cb.shape[1] // 2  # cb: (value, row) pairs, cn: how many (-1: overflowed)
@@ -541,14 +540,15 @@ def rows_topk(block: np.ndarray, k: int, x: np.ndarray | None, y: np.ndarray | N
 
 
 def both_topk(block: np.ndarray, k_fwd: int, x: np.ndarray | None, y: np.ndarray | None, beta: float, bound: float,
-              col_sim: np.ndarray, col_idx: np.ndarray, row_offset: int = 0,
-              threads: int = 1, scratch: tuple | None = None) -> tuple[np.ndarray, np.ndarray]:
+              col_sim: np.ndarray, col_idx: np.ndarray, row_offset: int = 0, threads: int = 1,
+              scratch: tuple | None = None, *, seed_tile: int) -> tuple[np.ndarray, np.ndarray]:
     """Exact top-k of every row of ``block`` (k_fwd may be 0), and the columns' exact top-k lists
     ``col_sim``/``col_idx`` (n_cols, k_bwd; float64 / int64, (-inf, -1) where empty) updated in
     place with the block's rows, numbered from ``row_offset``. ``scratch``: a ``column_scratch``
-    of at least n_cols columns to reuse across calls (its content does not carry over)."""
+    of at least n_cols columns to reuse across calls (its content does not carry over); ``seed_tile``:
+    ``EngineConfig.seed_tile``."""
     rows = row_lists(block.shape[0], k_fwd, _column_split(block, threads))
-    both_update(block, x, y, beta, bound, rows, col_sim, col_idx, row_offset, 0, threads, scratch)
+    both_update(block, x, y, beta, bound, rows, col_sim, col_idx, row_offset, 0, threads, scratch, seed_tile=seed_tile)
     return merge_row_lists(rows)
 
 
@@ -574,12 +574,13 @@ def merge_row_lists(rows: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, np
 
 def both_update(block: np.ndarray, x: np.ndarray | None, y: np.ndarray | None, beta: float, bound: float,
                 rows: tuple[np.ndarray, np.ndarray], col_sim: np.ndarray, col_idx: np.ndarray, row_offset: int = 0,
-                col_offset: int = 0, threads: int = 1, scratch: tuple | None = None) -> None:
+                col_offset: int = 0, threads: int = 1, scratch: tuple | None = None, *, seed_tile: int) -> None:
     """Both directions' exact top-k lists updated in place with a GEMM ``block`` (rows x[i], columns
     y[j]): the rows' (``row_lists``; column indices + col_offset; threads split the columns, each
     keeping its own list, so a row's lists carry over from one block of columns to the next) and
     the columns' (``col_sim``/``col_idx``; row indices + row_offset). ``scratch``: as in
-    ``both_topk``. Without vectors the block's own values are exact (beta = bound = 0)."""
+    ``both_topk``. Without vectors the block's own values are exact (beta = bound = 0). ``seed_tile``:
+    ``EngineConfig.seed_tile`` (any value gives the same lists)."""
     n_rows, n_cols = block.shape
     vec = x is not None
     xb, yy = (x, y) if vec else (_EMPTY, _EMPTY)
@@ -588,7 +589,7 @@ def both_update(block: np.ndarray, x: np.ndarray | None, y: np.ndarray | None, b
     bounds = np.linspace(0, n_cols, nt + 1).astype(np.int64)
     cheap, ct, cb, cn = scratch or column_scratch(n_cols, col_sim.shape[1])
     run_in_pool(_both, [(block, xb, yy, vec, c0, c1, int(row_offset), int(col_offset), float(beta), float(bound), ov[t], oi[t],
-                  col_sim, col_idx, cheap[c0:c1], ct[c0:c1], cb[c0:c1], cn[c0:c1])
+                  col_sim, col_idx, cheap[c0:c1], ct[c0:c1], cb[c0:c1], cn[c0:c1], int(seed_tile))
                  for t, (c0, c1) in enumerate(zip(bounds[:-1].tolist(), bounds[1:].tolist()))])
 
 

@@ -31,15 +31,13 @@ BWD_SCOPES = ("all", "forward")
 # block; larger blocks measured slower (bench_roofline: 1024-row blocks of a 65536-wide product
 # beat 2048-row ones, which pay for faulting in twice the fresh pages).
 DEFAULT_BLOCK_BYTES = 256 * 2**20
-# Both-direction passes over vectors compute the GEMM in tiles, each thread its own (a tile of this
-# many columns and as many rows as this many bytes hold): a tile is selected while it is in its
-# core's cache, and its columns' scratch (~220 bytes a column at k = 4) in the core's L2. Chosen with
-# bench_roofline on the 2-core AMD VM: tiles of 256-1024 columns and 2-8 MiB measured alike, all
-# faster than 256 MiB blocks selected by both threads after a shared GEMM (docs/performance.md).
-TILE_COLS_PER_THREAD = 512
-TILE_BYTES_PER_THREAD = 8 * 2**20
 # Bytes per GEMM value a block costs: the float32 block (the kernels' scratch is per column).
 BLOCK_BYTES_PER_VALUE = 4
+# EngineConfig's tile and layout sizes: (field, least, most, None allowed). The upper bounds catch a
+# size given in the wrong unit (bytes for columns) before anything is allocated.
+_TUNING_BOUNDS = (("tile_cols_per_thread", 1, 2**24, False),
+                  ("tile_bytes_per_thread", BLOCK_BYTES_PER_VALUE, 2**40, False), ("seed_tile", 1, 2**16, False),
+                  ("mining_shard_rows", 1, 2**40, True), ("mining_tile_cols", 1, 2**40, True))
 # Bytes per column and per neighbour the selection keeps beside the block: the exact top-k (8 + 8),
 # the block's GEMM heap (4) and the candidate buffer (8 per entry, 4 per neighbour + 8: <= 80).
 COLUMN_BYTES_PER_K = 100
@@ -49,14 +47,26 @@ UNIT_NORM = 1 + 2.0**-22
 
 @dataclass(frozen=True)
 class EngineConfig:
-    """How the engine computes, never what: every setting gives the same arrays.
+    """How the engine computes, never what: every setting gives the same arrays, so none enters a
+    signature, a fingerprint or a cache key (the exactness contract, ``engine.exact``).
 
     ``block_bytes`` bounds the GEMM values held at once (one block, or every thread's tile);
     ``threads`` splits the work (default: every CPU this process may use; a both-direction pass
     over vectors gives each thread its own columns, GEMM included); ``gemm`` picks who proposes
-    candidates: numpy's BLAS, or torch on ``device`` (e.g. ``cuda``; float32 without TF32, so the error bound holds); ``selection`` where candidates
-    are chosen: on the CPU by the compiled kernels, or on the torch device (``engine.device``: only
-    candidates leave it); ``auto`` selects on the device when the GEMM runs on one that is not the CPU.
+    candidates: numpy's BLAS, or torch on ``device`` (e.g. ``cuda``; float32 without TF32, so the
+    error bound holds); ``selection`` where candidates are chosen: on the CPU by the compiled
+    kernels, or on the torch device (``engine.device``: only candidates leave it); ``auto`` selects
+    on the device when the GEMM runs on one that is not the CPU.
+
+    Tile sizes: a thread's GEMM tile has ``tile_cols_per_thread`` columns and as many rows as
+    ``tile_bytes_per_thread`` holds, so it is selected while it is in its core's cache and its
+    columns' scratch (~220 bytes a column at k = 4) in the core's L2 (chosen with bench_roofline on
+    the 2-core AMD VM: tiles of 256-1024 columns and 2-8 MiB measured alike, all faster than 256 MiB
+    blocks selected by both threads after a shared GEMM; docs/performance.md); ``seed_tile``: the
+    columns the compiled selection seeds per pass (their group maxima and k lanes, ~70 KB at k = 4,
+    stay in L1/L2). The sharded miner's layout (``engine.mining``): ``mining_shard_rows`` source
+    rows a shard, ``mining_tile_cols`` target rows a tile; None: the largest that fit its memory
+    budget.
     """
 
     block_bytes: int = DEFAULT_BLOCK_BYTES
@@ -64,12 +74,23 @@ class EngineConfig:
     gemm: str = "numpy"
     device: str = "cpu"
     selection: str = "auto"
+    tile_cols_per_thread: int = 512
+    tile_bytes_per_thread: int = 8 * 2**20
+    seed_tile: int = 512
+    mining_shard_rows: int | None = None
+    mining_tile_cols: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.block_bytes, (int, np.integer)) or self.block_bytes < 1:
             raise BadInputError(f"block_bytes must be a positive byte count, got {self.block_bytes!r}")
         if self.threads is not None and (not isinstance(self.threads, (int, np.integer)) or self.threads < 1):
             raise BadInputError(f"threads must be a positive integer, got {self.threads!r}")
+        for name, least, most, none_ok in _TUNING_BOUNDS:
+            value = getattr(self, name)
+            if value is None and none_ok:
+                continue
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not least <= value <= most:
+                raise BadInputError(f"{name} must be an integer from {least} to {most}, got {value!r}")
         if self.gemm not in GEMMS:
             raise BadInputError(f"gemm must be one of {', '.join(GEMMS)}, got '{self.gemm}'")
         if self.gemm == "numpy" and self.device != "cpu":
@@ -94,9 +115,19 @@ def check_margin(margin: str) -> None:
         raise BadInputError(f"margin must be one of {', '.join(MARGINS)}, got '{margin}'")
 
 
-def check_similarity_shape(sim: np.ndarray) -> None:
+def check_vectors_or_similarity(x: np.ndarray | None, y: np.ndarray | None,
+                                similarity: np.ndarray | None) -> np.ndarray | None:
+    """The one check of what every scorer takes: vectors ``x`` and ``y`` (a vector encoder's), or a
+    ``similarity`` matrix (a pair scorer's). Returns the matrix as float32 (its values are the
+    scores, compared as float32), 2-D and non-empty; None when vectors are given."""
+    if similarity is None:
+        if x is None or y is None:
+            raise BadInputError("give either x and y, or a similarity matrix")
+        return None
+    sim = np.asarray(similarity, dtype=np.float32)
     if sim.ndim != 2 or 0 in sim.shape:
         raise BadInputError(f"similarity matrix must be 2-D and non-empty, got shape {sim.shape}")
+    return sim
 
 
 def check_k(k: int, n_candidates: int, what: str) -> None:
@@ -216,15 +247,16 @@ def _blocks(x, y, sim, rows: int, config: EngineConfig) -> Iterator[tuple[int, n
         yield a, gemm(xb, y, buf[: len(xb)])
 
 
-def tile_plan(n_x: int, n_y: int, threads: int, block_bytes: int = DEFAULT_BLOCK_BYTES) -> tuple[int, int, int]:
+def tile_plan(n_x: int, n_y: int, cfg: EngineConfig) -> tuple[int, int, int]:
     """(threads, tile rows, tile columns) of a both-direction pass over vectors: the columns split
-    into one range a thread, each walked in tiles of TILE_COLS_PER_THREAD columns and as many rows
-    as TILE_BYTES_PER_THREAD holds; all threads' tiles together within ``block_bytes``."""
+    into one range a thread, each walked in tiles of ``cfg.tile_cols_per_thread`` columns and as
+    many rows as ``cfg.tile_bytes_per_thread`` holds; all threads' tiles together within
+    ``cfg.block_bytes``."""
     from .kernels import MIN_COLS_PER_THREAD, MIN_VALUES_PER_THREAD
 
-    nt = max(1, min(threads, n_y // MIN_COLS_PER_THREAD, n_x * n_y // MIN_VALUES_PER_THREAD))
-    budget = max(BLOCK_BYTES_PER_VALUE, min(TILE_BYTES_PER_THREAD, block_bytes // nt))
-    cols = max(1, min(-(-n_y // nt), TILE_COLS_PER_THREAD, budget // BLOCK_BYTES_PER_VALUE))
+    nt = max(1, min(cfg.n_threads(), n_y // MIN_COLS_PER_THREAD, n_x * n_y // MIN_VALUES_PER_THREAD))
+    budget = max(BLOCK_BYTES_PER_VALUE, min(cfg.tile_bytes_per_thread, cfg.block_bytes // nt))
+    cols = max(1, min(-(-n_y // nt), cfg.tile_cols_per_thread, budget // BLOCK_BYTES_PER_VALUE))
     rows = max(1, min(n_x, 65536, budget // (BLOCK_BYTES_PER_VALUE * cols)))
     return nt, rows, cols
 
@@ -250,7 +282,7 @@ def both_tiled_update(x: np.ndarray, y: np.ndarray, beta: float, bound: float, l
     columns' (row indices from 0) from one block of rows to the next."""
     from . import kernels
 
-    nt, rows, cols = tile_plan(len(x), len(y), cfg.n_threads(), cfg.block_bytes)
+    nt, rows, cols = tile_plan(len(x), len(y), cfg)
     gemm = CandidateGemm(cfg)
     ov, oi = lists
     bounds = np.linspace(0, len(y), nt + 1).astype(np.int64).tolist()
@@ -265,7 +297,7 @@ def both_tiled_update(x: np.ndarray, y: np.ndarray, beta: float, bound: float, l
                 d = min(bounds[t + 1], c + cols)
                 tile = gemm(xb, y, buf[: len(xb) * (d - c)].reshape(len(xb), d - c), c, d)
                 kernels.both_update(tile, xb, y[c:d], beta, bound, part, col_sim[c:d], col_idx[c:d], a,
-                                    col_offset + c, 1, scratch)
+                                    col_offset + c, 1, scratch, seed_tile=cfg.seed_tile)
 
     if nt == 1:  # one thread: the GEMM keeps every BLAS thread
         columns(0)
@@ -314,24 +346,20 @@ def topk_both(
     cfg = config or EngineConfig()
     if bwd_scope not in BWD_SCOPES:
         raise BadInputError(f"bwd_scope must be one of {', '.join(BWD_SCOPES)}, got '{bwd_scope}'")
-    if similarity is not None:
-        sim = np.asarray(similarity)
-        check_similarity_shape(sim)
+    sim = check_vectors_or_similarity(x, y, similarity)
+    if sim is not None:
         if not np.isfinite(sim).all():
             raise BadInputError("similarity matrix has NaN or infinite values")
         n_x, n_y = sim.shape
         x = y = None
         bound = 0.0  # the given values are the scores: nothing to rescore, no band
     else:
-        if x is None or y is None:
-            raise BadInputError("give either x and y, or a similarity matrix")
         x, y = _rows_in(x, "source embeddings", unit), _rows_in(y, "target embeddings", unit)
         if x.shape[1] != y.shape[1]:
             raise BadInputError(f"source and target embeddings differ in dimension ({x.shape[1]} vs {y.shape[1]})")
         n_x, n_y = len(x), len(y)
         norms = (UNIT_NORM, UNIT_NORM) if unit else (max_norm(x), max_norm(y))
         bound = gemm_error(x.shape[1], *norms)
-        sim = None
     check_k(k_fwd, n_y, "target set")
     if k_bwd is not None:
         check_k(k_bwd, n_x, "source set")
@@ -360,9 +388,21 @@ def topk_both(
         for a, block in _blocks(x, y, sim, rows, cfg):
             b = a + len(block)
             fwd_sim[a:b], fwd_idx[a:b] = kernels.both_topk(block, k_fwd, None if x is None else x[a:b], y, beta, bound,
-                                                           col_sim, col_idx, a, threads, scratch)
+                                                           col_sim, col_idx, a, threads, scratch,
+                                                           seed_tile=cfg.seed_tile)
         return TopK(fwd_sim, fwd_idx, col_sim, col_idx)
 
+    return _forward_then_columns(x, y, sim, k_fwd, k_bwd, beta, bound, rows, cfg)
+
+
+def _forward_then_columns(x, y, sim, k_fwd: int, k_bwd: int | None, beta: float, bound: float, rows: int,
+                          cfg: EngineConfig) -> TopK:
+    """``topk_both`` without the backward top-k of every column: the rows' top-k in blocks, then
+    (``k_bwd`` given) the backward top-k of only the columns that occur in it (``TopK.bwd_cols``)."""
+    from . import kernels
+
+    threads = cfg.n_threads()
+    n_x = len(x) if sim is None else sim.shape[0]
     fwd_sim = np.empty((n_x, k_fwd))
     fwd_idx = np.empty((n_x, k_fwd), np.int64)
     whole = None  # the block, when one block holds every row: the backward pass reuses it
@@ -385,7 +425,7 @@ def topk_both(
     for a, block in sub:
         b = a + len(block)
         kernels.both_topk(block, 0, None if x is None else x[a:b], y_cols, beta, bound, col_sim, col_idx, a, threads,
-                          scratch)
+                          scratch, seed_tile=cfg.seed_tile)
     return TopK(fwd_sim, fwd_idx, col_sim, col_idx, cols)
 
 
@@ -509,9 +549,8 @@ def margin_knn(
     ``margin='absolute'`` the candidates are the top-1 by similarity (LASER searches k=1 there).
     """
     check_margin(margin)
+    similarity = check_vectors_or_similarity(x, y, similarity)
     if similarity is None:
-        if x is None or y is None:
-            raise BadInputError("give either x and y, or a similarity matrix")
         if normalize_vectors and not unit:
             threads = (config or EngineConfig()).threads
             x = normalize(x, "source embeddings", threads)

@@ -4,10 +4,12 @@ The in-memory engine (``engine.knn.topk_both``) keeps both inputs and the backwa
 memory. At millions of sentences a run takes hours, so it must survive being killed, and its
 memory must be set by the user rather than by the input size. This module:
 
-- splits the sources into *shards* of ``shard_rows`` rows; a shard is an independent task: its
-  forward top-k (its rows over all targets) and its backward partial (all targets over its rows);
-- streams the targets in tiles of ``tile_cols`` rows, read from .npy files with positioned reads
-  (no mmap, so resident memory holds only the tile in use, not every page ever touched);
+- splits the sources into *shards* of ``shard_rows`` rows (``EngineConfig.mining_shard_rows``, or
+  planned from the memory budget); a shard is an independent task: its forward top-k (its rows
+  over all targets) and its backward partial (all targets over its rows);
+- streams the targets in tiles of ``tile_cols`` rows (``EngineConfig.mining_tile_cols``, or
+  planned), read from .npy files with positioned reads (no mmap, so resident memory holds only
+  the tile in use, not every page ever touched);
 - writes each shard's four arrays atomically (``textio.atomic_save_npy``) and then a ``done``
   marker holding their sha256, so a killed run leaves only whole shards; a rerun with the same
   inputs reuses a shard only when its files still match those checksums (a truncated or altered
@@ -298,8 +300,6 @@ def mine(
     margin: str = DEFAULT_MARGIN,
     k: int = 4,
     max_memory: int | str = "4GB",
-    shard_rows: int | None = None,
-    tile_cols: int | None = None,
     max_shards: int | None = None,
     keep_shards: bool = True,
     progress: Callable[[int, int], None] | None = None,
@@ -309,9 +309,11 @@ def mine(
     """Exact margin kNN of src over tgt and tgt over src, sharded on disk under ``out_dir``.
 
     Rerunning with the same inputs and k resumes: complete shards are reused (their layout comes
-    from the first run's manifest, whatever ``max_memory`` says now). ``max_shards`` computes at
-    most that many new shards and returns None when work is left (benchmarks, time-boxed jobs).
-    ``config`` (threads, candidate GEMM) changes only the speed. ``executor`` (anything with
+    from the first run's manifest, whatever ``max_memory`` and ``config`` say now). ``max_shards``
+    computes at most that many new shards and returns None when work is left (benchmarks,
+    time-boxed jobs). ``config`` (threads, candidate GEMM, the layout: ``mining_shard_rows``,
+    ``mining_tile_cols``, else the largest that fit ``max_memory``) changes only the speed.
+    ``executor`` (anything with
     ``map(fn, items)`` in order, e.g. ``xsimpp.distributed.ray_backend.RayExecutor`` or a
     ``ProcessPoolExecutor``) runs the shards that are not complete as independent tasks (``run_shard``);
     the manifest, the markers and the final merge stay here, so resume rules and outputs are the
@@ -330,24 +332,7 @@ def mine(
     # Every input row is read and checked here (fingerprint), before anything is written.
     ident = {"format": FORMAT_VERSION, "src": s.fingerprint(), "tgt": t.fingerprint(), "k": kk,
              "n_src": len(s), "n_tgt": len(t), "dim": s.shape[1]}
-    manifest_path = out / "manifest.json"
-    plan = None
-    if manifest_path.is_file():
-        try:
-            old = json.loads(manifest_path.read_text(encoding="utf-8"))
-            old_ident, old_plan = old["ident"], MiningPlan(**old["plan"])
-        except (ValueError, KeyError, TypeError, RecursionError) as e:
-            log.warning("%s: unreadable manifest (%s); starting afresh (shards are reused only where they verify)",
-                        out, e)
-        else:
-            if old_ident != ident:
-                raise BadInputError(f"{out} holds a mining run of other inputs or settings; use a new --out folder "
-                                    "or delete it")
-            plan = old_plan
-            log.info("resuming %s: %d-row shards", out, plan.shard_rows)
-    if plan is None:
-        plan = plan_mining(len(s), len(t), s.shape[1], kk, max_memory, shard_rows, tile_cols)
-        atomic_write_json(manifest_path, {"ident": ident, "plan": asdict(plan)})
+    plan = _resume_or_plan(out, ident, max_memory, config or EngineConfig())
     computed = reused = 0
     todo = []
     for i in range(plan.n_shards):
@@ -377,6 +362,30 @@ def mine(
             for p in _shard_paths(out, i).values():
                 p.unlink(missing_ok=True)
     return MiningResult(knn, plan, computed, reused)
+
+
+def _resume_or_plan(out: Path, ident: dict, max_memory: int | str, cfg: EngineConfig) -> MiningPlan:
+    """The layout of a run under ``out``: the first run's (its manifest), so that a resumed run
+    reuses its shards whatever it is given now; else a new plan, written to the manifest before
+    any shard. A manifest of other inputs or settings is refused."""
+    manifest_path = out / "manifest.json"
+    if manifest_path.is_file():
+        try:
+            old = json.loads(manifest_path.read_text(encoding="utf-8"))
+            old_ident, old_plan = old["ident"], MiningPlan(**old["plan"])
+        except (ValueError, KeyError, TypeError, RecursionError) as e:
+            log.warning("%s: unreadable manifest (%s); starting afresh (shards are reused only where they verify)",
+                        out, e)
+        else:
+            if old_ident != ident:
+                raise BadInputError(f"{out} holds a mining run of other inputs or settings; use a new --out folder "
+                                    "or delete it")
+            log.info("resuming %s: %d-row shards", out, old_plan.shard_rows)
+            return old_plan
+    n_src, n_tgt, dim, k = ident["n_src"], ident["n_tgt"], ident["dim"], ident["k"]
+    plan = plan_mining(n_src, n_tgt, dim, k, max_memory, cfg.mining_shard_rows, cfg.mining_tile_cols)
+    atomic_write_json(manifest_path, {"ident": ident, "plan": asdict(plan)})
+    return plan
 
 
 def _finish(out: Path, plan: MiningPlan, margin: str) -> MarginKNN:

@@ -46,7 +46,7 @@ from ..datasets import FLORES200_CODES
 from ..encoders.mteb_model import MtebModelEncoder
 from ..errors import BadInputError, MissingResourceError
 from ..results import ResultRecord, Results
-from ..tasks import TASKS
+from ..tasks.registry import task
 from ..tasks.runner import RunOptions, prepare, run_prepared
 from ..tasks.xsim import XsimSettings
 from ..textio import atomic_write_many, check_output_dir, locked, make_dirs, path_inside
@@ -118,7 +118,7 @@ class XsimTask(AbsTaskBitextMining):
                          "https://aclanthology.org/P19-1309/")
 
     def __init__(self, langs, *, split: str = "devtest", data_dir=None, limit: int | None = None, seed: int = 42):
-        self._data, self._settings, _ = prepare(TASKS["xsim"], langs=langs, split=split, data_dir=data_dir,
+        self._data, self._settings, _ = prepare(task("xsim"), langs=langs, split=split, data_dir=data_dir,
                                                 limit=limit, dataset="flores200", settings=PROTOCOL,
                                                 run=RunOptions(cache=False), **self.negatives())
         super().__init__(seed=seed)
@@ -152,7 +152,7 @@ class XsimTask(AbsTaskBitextMining):
         data = dataclasses.replace(self._data, bitexts=[self._bitexts[s] for s in self.hf_subsets])
         encoder = MtebModelEncoder(model, encode_kwargs=dict(encode_kwargs), task_metadata=self.metadata,
                                    hf_split=hf_split)
-        res = run_prepared(TASKS["xsim"], encoder, data, self._settings, RunOptions(cache=False))
+        res = run_prepared(task("xsim"), encoder, data, self._settings, RunOptions(cache=False))
         return {f"{r.src_lang}-{r.tgt_lang}": self.scores(r) for r in res.records if r.metric == self.metric}
 
     @classmethod

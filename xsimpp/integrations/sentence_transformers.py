@@ -30,7 +30,7 @@ from typing import Any
 from ..encoders.pyobject import PyObjectEncoder, adopt_named
 from ..errors import MissingResourceError
 from ..results import Results
-from ..tasks import TASKS
+from ..tasks.registry import task
 from ..tasks.runner import RunOptions, prepare, run_prepared
 
 try:  # sentence-transformers >= 5.2 moved the evaluators; older releases keep them here
@@ -58,7 +58,7 @@ class XsimEvaluator(SentenceEvaluator):
         ``limit``, ``src_file``/``tgt_file``, ``margin``, ``k``, ``mode``, ...), read and checked here."""
         super().__init__()
         # Nothing cached or stored: the weights change between calls.
-        self._data, self.settings, self._run = prepare(TASKS["xsim"], langs=langs, split=split,
+        self._data, self.settings, self._run = prepare(task("xsim"), langs=langs, split=split,
                                                        run=RunOptions(cache=False), **knobs)
         self.bitexts, self.augmented = self._data.bitexts, self._data.augmented
         first = self.bitexts[0]
@@ -78,7 +78,7 @@ class XsimEvaluator(SentenceEvaluator):
         # a trained one signs with its own weights.
         enc = (adopt_named(model) if self.encoder_name is None else None) or PyObjectEncoder(
             model, name=self.encoder_name, batch_size=self.batch_size)
-        self.last_results = run_prepared(TASKS["xsim"], enc, self._data, self.settings, self._run)
+        self.last_results = run_prepared(task("xsim"), enc, self._data, self.settings, self._run)
         report = self.last_results.report
         metrics: dict[str, float] = {}
         for rec in report.records:

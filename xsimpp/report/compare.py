@@ -20,7 +20,7 @@ from ..errors import BadInputError
 from ..results import Outcomes, ResultRecord
 from ..scoring.significance import AR_TRIALS, BOOTSTRAP_RESAMPLES, DEFAULT_SEED, PairedResult, compare, correct
 from ..tasks.intervals import outcome_units
-from ..tasks.registry import METRICS
+from ..tasks import registry
 
 ENCODER_FIELDS = ("encoder", "encoder_revision", "encoder_fingerprint")
 
@@ -120,7 +120,7 @@ def compare_records(baseline: Sequence[ResultRecord], system: Sequence[ResultRec
     if first.outcomes_digest is not None and metric == "bucc_f1":
         raise BadInputError("compare does not pair BUCC results yet: two encoders extract different pairs, so their "
                             "outcomes share no items to pair (their --ci intervals still apply)")
-    info = METRICS.get(metric)
+    info = registry.METRICS.get(metric)
     lower = info.lower_is_better if info is not None else False
     base_units, sys_units = [], []
     for p in pairs:

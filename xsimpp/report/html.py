@@ -16,7 +16,7 @@ from typing import Any
 
 from ..version import __version__
 from ..errors import BadInputError
-from ..tasks import METRICS
+from ..tasks import registry
 from ..results import UNCOMPARED_PARAMS
 from ..textio import atomic_write_text
 
@@ -213,7 +213,7 @@ def leaderboard_html(df, title: str = "xsimpp leaderboard") -> str:
     for ((dataset, split, metric, settings), sub), tid in zip(groups, ids):
         if ids.count(tid) > 1:
             tid += "-" + hashlib.sha256(settings.encode()).hexdigest()[:6]
-        info = METRICS.get(metric)
+        info = registry.METRICS.get(metric)
         lower = info.lower_is_better if info is not None else metric.startswith("xsim")
         unit = info.unit if info is not None else ""
         shown = ", ".join(part.replace(":", " ", 1) for part in settings.split("|") if part) or "no settings"

@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 
 from ..version import __version__
-from ..tasks import METRICS
+from ..tasks import registry
 from ..tasks.mining import MiningTask
 from .html import PAGE_CSS, PAGE_JS
 
@@ -196,7 +196,7 @@ def study_html(result, plots: dict[str, bytes], truths: dict[str, str]) -> str:
             parts.append(_img(png, key))
     main_cols = ["system", "lang"] + [p for p in result.proxies if ":" not in p] + (
         ["tatoeba"] if any("tatoeba" in c for c in result.cells) else []) + [
-        *(m for m, info in METRICS.items() if info.producer == MiningTask.name),
+        *(m for m, info in registry.METRICS.items() if info.producer == MiningTask.name),
         "mining_threshold_cv", "n_gold", "n_candidates"] + (["n_unpaired"] if any("n_unpaired" in c for c in result.cells)
                                                            else [])
     parts.append("<h2>Every cell (encoder × language)</h2>")

@@ -24,8 +24,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import BadInputError, MissingResourceError
-from ..engine import DEFAULT_MARGIN, EngineConfig, check_margin, margin_knn
-from ..engine.knn import MarginKNN, check_similarity_shape
+from ..engine import DEFAULT_MARGIN, EngineConfig, check_margin, check_vectors_or_similarity, margin_knn
+from ..engine.knn import MarginKNN
 
 
 @dataclass(frozen=True)
@@ -88,14 +88,8 @@ def mine_candidates(
     check_margin(margin)
     if not isinstance(k, (int, np.integer)) or k < 1:
         raise BadInputError(f"k must be a positive integer, got {k!r}")
-    if similarity is not None:
-        similarity = np.asarray(similarity, dtype=np.float32)
-        check_similarity_shape(similarity)
-        n_x, n_y = similarity.shape
-    else:
-        if x is None or y is None:
-            raise BadInputError("give either x and y, or a similarity matrix")
-        n_x, n_y = len(x), len(y)
+    similarity = check_vectors_or_similarity(x, y, similarity)
+    n_x, n_y = (len(x), len(y)) if similarity is None else similarity.shape
     k_fwd, k_bwd = (1, 1) if margin == "absolute" else (min(k, n_y), min(k, n_x))
     knn = margin_knn(x, y, similarity=similarity, margin=margin, k=k_fwd, k_bwd=k_bwd, backward=True, config=config)
     # Best per line: the first maximum among candidates ordered (similarity desc, index asc), so a

@@ -22,7 +22,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..engine import DEFAULT_MARGIN, EngineConfig, margin_knn, normalize, pair_similarity, topk_both
+from ..engine import (DEFAULT_MARGIN, EngineConfig, check_vectors_or_similarity, margin_knn, normalize,
+                      pair_similarity, topk_both)
 from ..errors import BadInputError
 from .xsim import XsimResult, count_errors
 
@@ -49,9 +50,8 @@ def pxsim_candidates(x: np.ndarray | None = None, y: np.ndarray | None = None, *
     if (x_aux is None or y_aux is None) == (aux_similarity is None):
         raise BadInputError("P-xSIM needs the auxiliary vectors (x_aux and y_aux) or an auxiliary similarity matrix")
     unit = False
+    similarity = check_vectors_or_similarity(x, y, similarity)
     if similarity is None:
-        if x is None or y is None:
-            raise BadInputError("give either x and y, or a similarity matrix")
         x, y, unit = normalize(x, "source embeddings"), normalize(y, "target embeddings"), True
     top = topk_both(x, y, similarity=similarity, k_fwd=k, k_bwd=None, unit=unit, config=config)
     idx = top.fwd_idx

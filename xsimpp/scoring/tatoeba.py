@@ -19,8 +19,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import BadInputError
-from ..engine import EngineConfig, check_margin, margin_knn, normalize, pair_similarity
-from ..engine.knn import check_similarity_shape
+from ..engine import EngineConfig, check_margin, check_vectors_or_similarity, margin_knn, normalize, pair_similarity
 
 MODES = ("text", "index")
 
@@ -89,18 +88,14 @@ def tatoeba_accuracy(
     needs both sides' sentences; without them only index mode is meaningful and text equals index.
     """
     check_margin(margin)
-    if similarity is not None:
-        sim = np.asarray(similarity, dtype=np.float32)
-        check_similarity_shape(sim)
+    sim = check_vectors_or_similarity(x, y, similarity)
+    if sim is not None:
         n_x, n_y = sim.shape
     else:
-        if x is None or y is None:
-            raise BadInputError("give either x and y, or a similarity matrix")
         threads = config.threads if config else None
         x = normalize(x, "source embeddings", threads)
         y = normalize(y, "target embeddings", threads)
         n_x, n_y = x.shape[0], y.shape[0]
-        sim = None
     if n_x != n_y:
         raise BadInputError(f"Tatoeba sides must be line-aligned: {n_x} sources vs {n_y} targets")
     for name, texts in (("source", src_text), ("target", tgt_text)):

@@ -15,15 +15,16 @@ import json
 import math
 import re
 import sys
-from dataclasses import MISSING, dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from ..datasets.base import STYLES
 from ..datasets.pool import ENGLISH
-from ..engine import DEFAULT_MARGIN, MARGINS
 from ..errors import BadInputError
 from ..tasks.mining import MiningSettings, MiningSource
+from ..tasks.xsim import XsimSettings
+from .columns import column_taken
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -215,7 +216,7 @@ class TaskProxy:
     (``[[proxies.task]]``): the study sets the task's data knobs (dataset, split, langs, target,
     limit, data_dir) and runs it per language through the runner on the study's vectors."""
 
-    task: str  # a registered task (xsimpp.tasks.TASKS) whose Source names a language's bitext
+    task: str  # a registered task (xsimpp.tasks.registry) whose Source names a language's bitext
     metric: str  # one of its metrics: the proxy's value, oriented as the metric registry says
     column: str = ""  # the proxy's name in every table (default: the metric's)
     options: dict[str, Any] = field(default_factory=dict)  # its other knobs (Settings or Source)
@@ -223,6 +224,10 @@ class TaskProxy:
 
 # The data knobs the study sets for a task proxy (each language's FLORES-200 devtest lines into the target).
 TASK_PROXY_DATA = ("dataset", "split", "langs", "target", "limit", "data_dir")
+
+
+# Every [proxies] margin is the xsim task's margin knob: its choices, its default.
+MARGIN = next(f for f in fields(XsimSettings) if f.name == "margin")
 
 
 @dataclass(frozen=True)
@@ -235,9 +240,9 @@ class StudyConfig:
     ntrex_lines: int = MiningSource.ntrex_lines
     tatoeba_lines: int = 500
     seed: int = MiningSettings.seed
-    xsim_margins: list[str] = field(default_factory=lambda: [DEFAULT_MARGIN, "absolute"])
+    xsim_margins: list[str] = field(default_factory=lambda: [MARGIN.default, "absolute"])
     xsimpp_styles: list[str] = field(default_factory=lambda: list(STYLES))
-    xsimpp_margin: str = DEFAULT_MARGIN
+    xsimpp_margin: str = MARGIN.default
     # xsim++ also with these margins: columns ``xsim++[style,margin]`` (the total; no error-type
     # subsets), e.g. "absolute", the xSIM++ paper's own margin beside LASER's ratio
     xsimpp_extra_margins: list[str] = field(default_factory=list)
@@ -392,15 +397,15 @@ def _task_proxies(entries, source: str) -> list[TaskProxy]:
 def check_task_proxies(cfg: StudyConfig) -> None:
     """Each task proxy names a registered task that scores a language's bitext, one of its
     metrics, a column of its own and only knobs the task has (the study sets the data ones)."""
-    from ..tasks import TASKS
+    from ..tasks import registry
     from ..tasks.base import knob_names
 
     columns: list[str] = []
     for tp in cfg.task_proxies:
         where = f"[[proxies.task]] {tp.column}"
-        if tp.task not in TASKS:
-            raise BadInputError(f"{where}: unknown task '{tp.task}' (known: {', '.join(TASKS)})")
-        task = TASKS[tp.task]
+        if tp.task not in registry.TASKS:
+            raise BadInputError(f"{where}: unknown task '{tp.task}' (known: {', '.join(registry.TASKS)})")
+        task = registry.task(tp.task)
         if tp.metric not in task.metrics:
             raise BadInputError(f"{where}: task {tp.task} has no metric '{tp.metric}' (its metrics: "
                                 f"{', '.join(task.metrics)})")
@@ -416,8 +421,7 @@ def check_task_proxies(cfg: StudyConfig) -> None:
             if key not in known:
                 raise BadInputError(f"{where}: task {tp.task} has no option '{key}' (its options: "
                                     f"{', '.join(sorted(known - set(TASK_PROXY_DATA)))})")
-        if tp.column in columns or tp.column in ("tatoeba", "system", "lang", "family", "direction", "bleu") \
-                or tp.column.startswith(("xsim[", "xsim++[", "err_", "mining_", "n_")):
+        if tp.column in columns or column_taken(tp.column):
             raise BadInputError(f"{where}: the column name '{tp.column}' is taken; give the proxy a column of its own")
         columns.append(tp.column)
 
@@ -531,8 +535,8 @@ def check_config(cfg: StudyConfig) -> None:
         raise BadInputError(f"[study] flores_lines ({cfg.flores_lines}) is smaller than [mining] folds ({cfg.folds})")
     mining_knobs(cfg)
     for m in cfg.xsim_margins + [cfg.xsimpp_margin] + cfg.xsimpp_extra_margins:
-        if m not in MARGINS:
-            raise BadInputError(f"margin '{m}' is not one of {', '.join(MARGINS)}")
+        if m not in MARGIN.metadata["choices"]:
+            raise BadInputError(f"margin '{m}' is not one of {', '.join(MARGIN.metadata['choices'])}")
     extra = cfg.xsimpp_extra_margins
     if cfg.xsimpp_margin in extra or len(set(extra)) != len(extra):
         raise BadInputError(f"[proxies] xsimpp_extra_margins {extra} repeats a margin (xsimpp_margin is "

@@ -190,13 +190,13 @@ def load_study_data(cfg: StudyConfig, data_dir=None) -> StudyData:
 def load_task_proxies(cfg: StudyConfig, languages: list[LanguageData], target: str, data_dir) -> dict:
     """Each ``[[proxies.task]]`` task's data and settings per language, loaded and checked by the
     task itself (``prepare``) on the language's FLORES-200 devtest lines into the target."""
-    from ..tasks import TASKS
+    from ..tasks import registry
     from ..tasks.base import knob_names
     from ..tasks.runner import prepare
 
     out = {}
     for tp in cfg.task_proxies:
-        task = TASKS[tp.task]
+        task = registry.task(tp.task)
         accepted = set(knob_names(task.Source))
         for ld in languages:
             knobs = dict(dataset="flores200", split="devtest", langs=ld.lang, target=target, data_dir=data_dir,

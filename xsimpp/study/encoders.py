@@ -7,7 +7,7 @@ the same Hugging Face model with the same tokenisation (``hf`` layers, ``onealig
 ``scoring = "mean"``) and the same numeric path share ONE forward pass (``SharedForward``): every
 hidden state comes out of it, each member pools its own layer, and each member's cache is filled.
 On the bundled e5-small that pass runs OpenVINO float32 on x86-64 CPUs, as ``--encoder e5-small``
-does (``encoders.openvino_hidden``); any model runs it with ``path = "openvino-float32"`` in its
+does (``encoders.backbone.openvino_graph``); any model runs it with ``path = "openvino-float32"`` in its
 options. A vector from the shared pass equals the member's own ``encode`` (tests/test_study.py,
 tests/test_openvino_hidden.py: bit for bit on the OpenVINO path).
 
@@ -149,7 +149,7 @@ class SharedForward:
 
     def _pool(self, sentences: Sequence[str]) -> list[np.ndarray]:
         """Every member's vectors for ``sentences`` (in member order) from one forward pass."""
-        from ..encoders.hf import layer_vectors
+        from ..encoders.backbone.layers import layer_vectors
 
         return layer_vectors(self.runner, sentences, [(m.layer, m.pool) for m in self.members])
 

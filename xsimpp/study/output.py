@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..errors import BadInputError
 from ..textio import atomic_dir, check_output_dir, json_text, make_dirs
-from ..tasks import METRICS
+from ..tasks import registry
 from ..tasks.mining import GROUND_TRUTHS
 from .run import StudyResult
 
@@ -25,7 +25,7 @@ def ranking_text(result: StudyResult, truth: str, top: int | None = None) -> str
              (("all", rep.comparisons), ("within", rep.within_comparisons), ("across", rep.across_comparisons))}
     target = result.data_summary.get("target")  # only a non-English target is named (English: as before)
     into = f" into {target}" if target else ""
-    lines = [f"{truth} ({METRICS[truth].description}): {rep.n_systems} encoders x {rep.n_directions} languages{into}, "
+    lines = [f"{truth} ({registry.METRICS[truth].description}): {rep.n_systems} encoders x {rep.n_directions} languages{into}, "
              f"{rep.pairs} pairs, chance {100 * rep.chance:.1f}%; p: PERM-BOTH against the best over the same pairs",
              f"{'proxy':<40} {'acc%':>6} {'CI':>14} {'p':>6} {'kendall':>8} "
              f"{f'within({rep.within_pairs})':>13} {'CI':>14} {'p':>6} {f'across({rep.across_pairs})':>13} {'CI':>14} {'p':>6}"]
@@ -86,7 +86,7 @@ def study_files(result: StudyResult) -> dict[str, bytes]:
     plots = study_plots(result, list(result.rankings))
     for key, png in plots.items():
         files[f"plots/{key.replace(' ', '_').replace('[', '(').replace(']', ')').replace(':', '-')}.png"] = png
-    files["report.html"] = study_html(result, plots, {g: METRICS[g].description for g in GROUND_TRUTHS}).encode()
+    files["report.html"] = study_html(result, plots, {g: registry.METRICS[g].description for g in GROUND_TRUTHS}).encode()
     return files
 
 

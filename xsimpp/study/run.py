@@ -3,8 +3,9 @@ analysis of every proxy against mining -- the same statistics as `xsimpp rank`
 (``tasks.ranking.evaluate_table``: pairwise accuracy within language directions, Kocmi et al.
 2021; bootstrap CI; PERM-BOTH; correlations), with mining F1 in the place of BLEU.
 
-Every proxy and the ground truth are registered tasks, run through the runner over the cache the
-study's encoding pass filled. The ground truths (each its own ranking: ``tasks.mining.GROUND_TRUTHS``)
+Every proxy and the ground truth is a row naming a registered task and metric (``study.proxies``:
+the ``[proxies]`` keys generate the built-in ones, ``[[proxies.task]]`` tables add theirs), run
+through the runner over the cache the study's encoding pass filled. The ground truths (each its own ranking: ``tasks.mining.GROUND_TRUTHS``)
 are the ``mining-f1`` task's metrics, defined there: ``mining_f1`` (FLORES + NTREX gold, threshold
 cross-validated; partly circular, as xsim on FLORES devtest shares its sentences),
 ``mining_f1_ntrex`` (sentences no proxy saw), ``mining_p_fixed`` / ``mining_f1_fixed`` (LASER's fixed
@@ -23,6 +24,7 @@ Tatoeba proxy. Records name T as their target language and the mining records si
 from __future__ import annotations
 
 import dataclasses
+import functools
 import logging
 import time
 from dataclasses import dataclass, field
@@ -31,49 +33,19 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..encoders.hf import training_manifest
+from ..encoders.backbone.manifest import training_manifest
 from ..errors import BadInputError, XsimppError
 from ..results import ResultRecord
-from ..tasks import METRICS, TASKS
+from ..tasks import registry
 from ..tasks.mining import GROUND_TRUTHS
-from ..tasks.ranking import ERROR_TYPES, RankingTable, all_error_type_subsets, evaluate_table
-from ..tasks.runner import RunOptions, run_prepared
-from ..tasks.tatoeba import TatoebaSettings
-from ..tasks.xsim import XsimData, XsimSettings
+from ..tasks.ranking import RankingTable, evaluate_table
+from ..tasks.runner import RunOptions
 from .config import StudyConfig, mining_knobs, target_language
 from .data import ENGLISH, StudyData
 from .encoders import StudyEncoder
+from .proxies import lower_is_better, row_input, run_rows, study_rows
 
 log = logging.getLogger(__name__)
-
-
-
-def proxy_names(cfg: StudyConfig, styles: list[str], types: dict[str, tuple[str, ...]] | None = None) -> list[str]:
-    """Proxy columns in table order: xsim per margin, xsim++ per style (+ error-type subsets, over
-    ``types[style]``: default every one of ``ERROR_TYPES``)."""
-    names = [f"xsim[{m}]" for m in cfg.xsim_margins]
-    for style in styles:
-        names.append(f"xsim++[{style}]")
-        if cfg.error_type_subsets:
-            names += [f"xsim++[{style}:{'+'.join(t)}]"
-                      for t in all_error_type_subsets((types or {}).get(style, ERROR_TYPES))]
-        names += [f"xsim++[{style},{m}]" for m in cfg.xsimpp_extra_margins]
-    return names
-
-
-def error_types_of(aug, target: str) -> tuple[str, ...]:
-    """The error types an xsim++ column can count: all of ``ERROR_TYPES`` for English; for another
-    target only the categories its negatives were built for (e.g. no causality without curated
-    rules), and misaligned."""
-    if target == ENGLISH:
-        return ERROR_TYPES
-    return tuple(t for t in ERROR_TYPES if t in aug.categories or t == "misaligned")
-
-
-def restricted_rate(error_types: dict[str, int], types: tuple[str, ...], n: int) -> float:
-    """xsim++ counting only errors of ``types`` (the errtype names, ``misaligned`` any other), in %."""
-    counts = {str(k).lower(): v for k, v in error_types.items()}
-    return 100.0 * sum(counts.get(t, 0) for t in types) / n
 
 
 @dataclass
@@ -125,14 +97,11 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
     t_start = time.perf_counter()
     # signed with the pool's size as built (a non-English target's pool may fall short of the ask)
     mining = dataclasses.replace(mining_knobs(cfg)[1], distractors=len(data.distractors.lines))
-    styles = list(data.augmented)
     target = data.target
-    types = {style: error_types_of(aug, target) for style, aug in data.augmented.items()}
-    proxies = proxy_names(cfg, styles, types) + [tp.column for tp in cfg.task_proxies]
-    has_tatoeba = any(ld.tatoeba is not None for ld in data.languages)
+    rows = study_rows(cfg, data)
+    ranked = [row for row in rows if row.role == "proxy"]
+    proxies = [row.column for row in ranked]
     cells, records, costs = [], [], []
-    xsim_task, tatoeba_task, mining_task = TASKS["xsim"], TASKS["tatoeba"], TASKS["mining-f1"]
-    task_of = {tp.column: tp.task for tp in cfg.task_proxies}
     tgt_lines = list(dict.fromkeys(data.target_sides()))
     for enc in encoders:
         src_sides = [(ld.lang, bt.src) for ld in data.languages for _, bt in ld.gold_sources]
@@ -140,8 +109,8 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
         src_sides += [(ld.lang, ld.tatoeba.src) for ld in data.languages if ld.tatoeba is not None]
         src_sides += [(ld.lang, ld.unpaired) for ld in data.languages if ld.unpaired]
         # the task proxies' own sides (FLORES lines the sides above hold already: cache hits)
-        src_sides += [side for column, lang in data.task_proxies
-                      for side in TASKS[task_of[column]].sides(*data.task_proxies[(column, lang)])]
+        src_sides += [side for row in rows if row.lines == "task" for ld in data.languages
+                      for side in registry.task(row.task).sides(*data.task_proxies[(row.column, ld.lang)])]
         total = len(tgt_lines) + sum(len(s) for _, s in src_sides)
         update = progress(f"encoding ({enc.label})", total) if progress else None
         t0 = time.perf_counter()
@@ -156,45 +125,13 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
         run = RunOptions(cache=enc.cache, engine=engine)
         t1 = time.perf_counter()
         for ld in data.languages:
-            # Every proxy and the ground truth: a registered task through the runner.
-            row: dict[str, Any] = {"system": enc.label, "family": enc.spec.family, "lang": ld.lang,
-                                   "direction": f"{ld.lang}-{target}"}
-            fl = ld.proxy_lines  # the gold's FLORES lines unless [mining] flores_gold_offset moves the gold
-            for m in cfg.xsim_margins:
-                res = run_prepared(xsim_task, member, XsimData([fl], None), XsimSettings(margin=m, k=cfg.k), run)
-                row[f"xsim[{m}]"] = res.report.pairs[0].xsim.error_rate
-                records += res.records
-            for style, aug in data.augmented.items():
-                # the main margin's columns are xsim++[style] (and its error-type subsets); each extra
-                # margin's xsim++[style,margin]
-                for m in [cfg.xsimpp_margin] + cfg.xsimpp_extra_margins:
-                    col = style if m == cfg.xsimpp_margin else f"{style},{m}"
-                    res = run_prepared(xsim_task, member, XsimData([fl], aug), XsimSettings(margin=m, k=cfg.k), run)
-                    r = res.report.pairs[0].xsimpp
-                    row[f"xsim++[{col}]"] = r.error_rate
-                    counts = {str(k).lower(): v for k, v in r.error_types.items()}
-                    for t in ERROR_TYPES:
-                        row[f"err_{col}_{t}"] = counts.get(t, 0)
-                    if m == cfg.xsimpp_margin and cfg.error_type_subsets:
-                        for subset in all_error_type_subsets(types[style]):
-                            row[f"xsim++[{style}:{'+'.join(subset)}]"] = restricted_rate(r.error_types, subset, r.n)
-                    records += [rec for rec in res.records if rec.metric == "xsim++"]
-            if ld.tatoeba is not None:
-                res = run_prepared(tatoeba_task, member, [ld.tatoeba], TatoebaSettings(margin="absolute"), run)
-                row["tatoeba"] = res.report.langs[0].result.mean("text")  # already in %
-                records += [rec for rec in res.records if rec.metric == "tatoeba_acc_mean"
-                            and rec.signature.params["mode"] == "text"]
-            for tp in cfg.task_proxies:  # [[proxies.task]]: a registered metric, through its task
-                res = run_prepared(TASKS[tp.task], member, *data.task_proxies[(tp.column, ld.lang)], run)
-                mine = [rec for rec in res.records if rec.metric == tp.metric and rec.src_lang == ld.lang]
-                row[tp.column] = mine[0].value
-                records += mine
-            # The ground truth, each record signed with the study's data and the encoder's label (``system``).
-            res = run_prepared(mining_task, member, data.mining_data(cfg.name, ld), mining,
-                               dataclasses.replace(run, label=enc.label))
-            row.update(res.report.langs[0].cells())
-            records += res.records
-            cells.append(row)
+            # Every row, the proxies and the ground truth: a registered task through the runner.
+            inputs = functools.partial(row_input, cfg=cfg, data=data, ld=ld, mining_settings=mining, run=run,
+                                       label=enc.label)
+            cell, kept = run_rows(rows, inputs, member)
+            cells.append({"system": enc.label, "family": enc.spec.family, "lang": ld.lang,
+                          "direction": f"{ld.lang}-{target}", **cell})
+            records += kept
         t_score = time.perf_counter() - t1
         group = enc.group
         costs.append({"encoder": enc.label, "encoded": enc.cost.encoded, "requested": enc.cost.requested,
@@ -203,13 +140,13 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
                       "shared_pass_encoded": group.cost.encoded if group else None,
                       "shared_pass_seconds": round(group.cost.seconds, 2) if group else None})
     notes = list(data.notes)
-    lower = {p: True for p in proxies}
-    lower.update({tp.column: METRICS[tp.metric].lower_is_better for tp in cfg.task_proxies})
+    lower = {row.column: lower_is_better(row) for row in ranked}
     rankings = _rank_all(cells, proxies, lower, cfg, notes)
     tatoeba_rankings = {}
-    if has_tatoeba and cfg.tatoeba:
-        tat_cells = [c for c in cells if "tatoeba" in c]
-        tatoeba_rankings = _rank_all(tat_cells, proxies + ["tatoeba"], {**lower, "tatoeba": False}, cfg, notes)
+    for row in rows:  # ranked with the proxies on the languages that have its lines
+        if row.role == "tatoeba" and cfg.tatoeba:
+            tatoeba_rankings = _rank_all([c for c in cells if row.column in c], proxies + [row.column],
+                                         {**lower, row.column: lower_is_better(row)}, cfg, notes)
     return StudyResult(cfg, cells, proxies, lower, rankings, tatoeba_rankings, records, costs, data_summary(data),
                        notes, time.perf_counter() - t_start)
 
@@ -225,17 +162,16 @@ def _rank_all(cells: list[dict], proxies: list[str], lower: dict[str, bool], cfg
     for gt in GROUND_TRUTHS:
         if gt not in frame.columns or frame[gt].isna().all():
             continue
-        sub = frame[frame[gt].notna()].copy()
+        sub = frame[frame[gt].notna()].reset_index(drop=True)
         if sub.groupby("direction")["system"].nunique().max() < 2:
             notes.append(f"{gt}: no language has two encoders; no ranking")
             continue
-        sub["bleu"] = sub[gt]
         kw = dict(n_bootstrap=cfg.bootstrap, n_permutations=cfg.permutations, confidence=cfg.confidence,
                   seed=cfg.seed)
-        first = evaluate_table(RankingTable(sub.reset_index(drop=True), list(proxies), dict(lower)), compare=[], **kw)
+        first = evaluate_table(RankingTable(sub, list(proxies), dict(lower), reference=gt), compare=[], **kw)
         order = sorted(first.proxies, key=lambda p: (-np.nan_to_num(p.accuracy.accuracy, nan=-1), proxies.index(p.proxy)))
         ordered = [p.proxy for p in order]
-        out[gt] = evaluate_table(RankingTable(sub.reset_index(drop=True), ordered, dict(lower)), **kw)
+        out[gt] = evaluate_table(RankingTable(sub, ordered, dict(lower), reference=gt), **kw)
     return out
 
 

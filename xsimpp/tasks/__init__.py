@@ -10,9 +10,9 @@ than a task (`xsimpp rank`'s) are registered by ``register_metrics``. The layers
 
 from __future__ import annotations
 
-from . import bucc, filter, mining, mteb_bitext, ranking, tatoeba, xsim
+from . import bucc, filter, mine, mining, mteb_bitext, ranking, registry, tatoeba, xsim
 from .base import Embedder, MetricInfo, Settings, Task, TaskReport, sign
-from .registry import METRICS, TASKS, Metric, register, register_metrics
+from .registry import Metric, register, register_metrics, task
 
 register(xsim.XsimTask())
 register(tatoeba.TatoebaTask())
@@ -20,7 +20,16 @@ register(bucc.BuccTask())
 register(filter.FilterTask())
 register(mining.MiningTask())
 register(mteb_bitext.MtebBitextTask())
+register(mine.MineTask())
 register_metrics("rank", ranking.RANKING_METRICS)
 
+
 __all__ = ["Embedder", "METRICS", "Metric", "MetricInfo", "Settings", "TASKS", "Task", "TaskReport", "register",
-           "register_metrics", "sign"]
+           "register_metrics", "sign", "task"]
+
+
+def __getattr__(name: str):
+    """``TASKS`` and ``METRICS`` read through to ``registry``, their one binding."""
+    if name in ("TASKS", "METRICS"):
+        return getattr(registry, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -227,6 +227,7 @@ class Task:
     cli: ClassVar[bool] = False  # a subcommand derived from the knobs (tasks with a hand-written one: False)
     needs_vectors: ClassVar[bool] = False  # refuses pair scorers (OneAligner) up front
     own_progress: ClassVar[bool] = False  # shows its own progress bars (the runner shows none)
+    encodes: ClassVar[bool] = True  # False: reads precomputed vectors (mine); the runner makes no encoder
 
     def load(self, source, settings) -> Any:
         raise NotImplementedError

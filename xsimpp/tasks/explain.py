@@ -61,13 +61,13 @@ EXPLAINED = ("xsim", "mteb-bitext", "tatoeba")  # the tasks whose records explai
 
 
 def _task_of(record: ResultRecord):
-    from .registry import METRICS, TASKS
+    from . import registry
 
-    info = METRICS.get(record.metric)
+    info = registry.METRICS.get(record.metric)
     if info is None or info.producer not in EXPLAINED:
         raise BadInputError(f"explain shows the decisions of xsim, xsim++, P-xSIM, Tatoeba and MTEB bitext records, "
                             f"not of {record.metric}")
-    return TASKS[info.producer]
+    return registry.task(info.producer)
 
 
 def sentences_of(record: ResultRecord, task, data) -> tuple:

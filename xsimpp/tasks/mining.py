@@ -28,8 +28,9 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..datasets import pool_sources
 from ..datasets.base import Bitext, text_checksum
-from ..datasets.pool import (ENGLISH, NEAR_DUPLICATE_KINDS, SOURCES, Distractors, add_near_duplicates, build_distractors,
+from ..datasets.pool import (ENGLISH, NEAR_DUPLICATE_KINDS, Distractors, add_near_duplicates, build_distractors,
                              check_sources, normalise)
 from ..encoders.base import Encoder
 from ..engine import DEFAULT_MARGIN, MARGINS
@@ -68,7 +69,7 @@ class MiningSource:
     unpaired_sources: int = knob(0, "FLORES-200 dev source lines per language with no translation among the targets",
                                  type=int)
     whole_sources: tuple[str, ...] = knob(("flores200-dev", "ntrex128", "oldi-seed"),
-                                          f"distractor sources taken whole, in order ({', '.join(SOURCES)})",
+                                          f"distractor sources taken whole, in order ({', '.join(pool_sources())})",
                                           type=lambda s: tuple(x for x in s.split(",") if x), metavar="SOURCES")
     fill_sources: tuple[str, ...] = knob(("tatoeba", "tatoeba-challenge"),
                                          "distractor sources sampled (seeded) up to --distractors",

@@ -15,7 +15,6 @@ error rates is read from the task registry's metric descriptions, then from the 
 from __future__ import annotations
 
 import io
-import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -25,9 +24,9 @@ import numpy as np
 from ..errors import BadInputError, MissingResourceError
 from ..scoring import ranking as R
 from .base import MetricInfo
-from .registry import METRICS
+from . import registry
+from .xsim import restricted_name
 
-ERROR_TYPES = ("causality", "entity", "number", "misaligned")
 # Accepted spellings -> canonical column. The first spelling is what we write.
 ALIASES = {
     "direction": ("direction", "lang_pair", "pair"),
@@ -42,17 +41,16 @@ RESERVED = {"direction", "src_lang", "tgt_lang", "system", "family", "bleu", "hy
 LOWER_BETTER_PREFIXES = ("xsim", "err_")
 
 
-def restricted_name(types: Sequence[str]) -> str:
-    return "xsim++[" + "+".join(types) + "]"
-
-
 @dataclass
 class RankingTable:
-    frame: Any  # pandas DataFrame: direction, system, family, bleu, proxies...
+    frame: Any  # pandas DataFrame: direction, system, family, the reference, proxies...
     proxies: list[str]
     lower_is_better: dict[str, bool]
     bleu_signature: str | None = None
     notes: list[str] = field(default_factory=list)
+    # the column every proxy is ranked against, higher is better: BLEU in `xsimpp rank`'s tables,
+    # a study's ground truth under its own name (mining_f1, ...)
+    reference: str = "bleu"
 
 
 # --------------------------------------------------------------------------------------------
@@ -236,7 +234,7 @@ def _finish(df, proxies: Sequence[str] | None, lower_better: Iterable[str], high
 
 def _lower_is_better(column: str) -> bool:
     """A registered metric's own orientation; else error-rate-like names (xsim..., err_...)."""
-    info = METRICS.get(column)
+    info = registry.METRICS.get(column)
     return info.lower_is_better if info is not None else column.lower().startswith(LOWER_BETTER_PREFIXES)
 
 
@@ -385,11 +383,6 @@ def table_from_results(records, bleu_path: str | Path, **kw) -> RankingTable:
     return table_from_leaderboard(leaderboard_frame(records), bleu_path, **kw)
 
 
-def all_error_type_subsets(types: Sequence[str] = ERROR_TYPES) -> list[tuple[str, ...]]:
-    """Every non-empty combination of error types (the paper's Table 4 ablation, and more)."""
-    return [c for r in range(1, len(types) + 1) for c in itertools.combinations(types, r)]
-
-
 # --------------------------------------------------------------------------------------------
 # Evaluation
 # --------------------------------------------------------------------------------------------
@@ -472,7 +465,7 @@ def evaluate_table(
         if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
             raise BadInputError(f"{name} must be a positive number of resamples, got {value!r}")
     df = table.frame
-    gold = df["bleu"].to_numpy(dtype=np.float64)
+    gold = df[table.reference].to_numpy(dtype=np.float64)
     groups = df["direction"].tolist()
     families = df["family"].tolist()
     reports = []

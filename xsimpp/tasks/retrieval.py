@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from ..datasets import DATASETS
 from ..datasets.base import Bitext
 from ..errors import BadInputError
 from ..textio import path
@@ -32,7 +33,8 @@ def sample_seed_knob():
 class RetrievalSource:
     """Which bitexts a bitext-retrieval task scores: a dataset's languages, or two files."""
 
-    dataset: str = knob("flores200", "flores200, flores_plus, ntrex, tatoeba, demo")
+    # the registry's names, read when this module is imported (after every registration line has run)
+    dataset: str = knob("flores200", f"{', '.join(DATASETS)} (`xsimpp datasets` lists them)")
     split: str | None = knob(None, "dataset split (flores200: dev or devtest; default devtest)")
     langs: Any = knob(None, "comma-separated source languages (kea,fur or kea_Latn,...), or all: every language of "
                             "the dataset but the target")

@@ -216,6 +216,11 @@ def run_task(task: Task, encoder, *, spec=None, settings=None, run: RunOptions |
 def run_prepared(task: Task, encoder, data, settings, run: RunOptions) -> Results:
     """The rest of ``run_task`` for data already loaded and checked (the study's grid calls this
     once per cell with one loaded encoder)."""
+    if not task.encodes:  # its inputs are vectors already: no encoder, cache or records to store
+        if encoder is not None:
+            raise BadInputError(f"{task.name} reads precomputed embeddings, not an encoder: give encoder=None")
+        report = task.evaluate(None, data, settings, RunContext(None, None, run.engine, run))
+        return Results(report.records, report)
     enc = make_encoder(encoder, run.options, name=run.encoder_name, revision=run.revision,
                        encode_kwargs=run.encode_kwargs)
     if task.needs_vectors and enc.kind != "vector":

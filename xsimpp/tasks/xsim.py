@@ -7,7 +7,9 @@ No printing here; the CLI renders what this returns.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
+import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -27,6 +29,7 @@ from ..scoring.xsim import MODES
 from ..textio import path
 from .base import (IntervalSettings, MetricInfo, Task, TaskReport, bitext_sides, check_margin_k, embedder_for,
                    knob, pair_scores_for, sign)
+from .registry import DerivedMetric
 from .retrieval import RetrievalSource, open_bitexts, select_lines
 from .tables import errtype_table, xsim_table
 
@@ -62,12 +65,13 @@ class XsimSettings(IntervalSettings):
                                   "absolute margin with paper-style negatives", choices=PROTOCOLS,
                          unsigned="what it sets is signed: the margin, and on xsim++ records the negatives and the "
                                   "protocol they and the margin make (protocol_of)")
-    rerank: Any = knob(None, "P-xSIM: rescore each source's --rerank-k margin candidates with this encoder (cosine, "
+    rerank: Any = knob(None, "P-xSIM: rescore each source's --pxsim-k margin candidates with this encoder (cosine, "
                              "or its pair scores) and blend alpha * margin + (1 - alpha) * aux (LASER's pxsim.py)",
                        metavar="ENCODER", unsigned=_SIGNED_BY_RERANK)
     rerank_options: dict | None = knob(None, "options of the --rerank encoder", cli=False, unsigned=_SIGNED_BY_RERANK)
     alpha: float = knob(0.5, "P-xSIM blend weight of the margin", type=float, unsigned=_SIGNED_BY_RERANK)
-    rerank_k: int = knob(16, "P-xSIM's K margin candidates (LASER's 16)", cli=False, unsigned=_SIGNED_BY_RERANK)
+    rerank_k: int = knob(16, "P-xSIM: the K margin candidates of each source that --rerank rescores (LASER's 16)",
+                         flag="--pxsim-k", metavar="K", type=int, min=1, unsigned=_SIGNED_BY_RERANK)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -81,7 +85,7 @@ class XsimSettings(IntervalSettings):
         if not isinstance(self.alpha, (int, float)) or not 0.0 <= self.alpha <= 1.0:
             raise BadInputError(f"--alpha must be between 0 and 1, not {self.alpha}")
         if not isinstance(self.rerank_k, int) or isinstance(self.rerank_k, bool) or self.rerank_k < 1:
-            raise BadInputError(f"--rerank-k must be at least 1, not {self.rerank_k}")
+            raise BadInputError(f"--pxsim-k (rerank_k) must be at least 1, not {self.rerank_k}")
 
     def signed_values(self) -> dict:
         return {"k": 1 if self.margin == "absolute" else self.k}  # the absolute margin has no neighbours
@@ -223,7 +227,7 @@ class Rerank:
     """P-xSIM (``xsimpp.scoring.pxsim``): the ``k`` nearest targets by the main encoder's margin
     (its averages over the settings' k neighbours) rescored by ``encoder`` (cosine of its vectors,
     or its pair scores) and blended ``alpha * margin + (1 - alpha) * aux``. LASER's pxsim.py uses one
-    k (16) for both: ``--k 16 --rerank-k 16`` reproduces it."""
+    k (16) for both: ``--k 16 --pxsim-k 16`` reproduces it."""
 
     encoder: Encoder
     alpha: float = 0.5
@@ -330,10 +334,38 @@ def count_sentences(bitexts: Sequence[Bitext], augmented: AugmentedTargets | Non
     return total
 
 
+# xsim++'s error types (``misaligned``: a wrong choice of another sentence, not of a negative).
+ERROR_TYPES = ("causality", "entity", "number", "misaligned")
+
+
+def all_error_type_subsets(types: Sequence[str] = ERROR_TYPES) -> list[tuple[str, ...]]:
+    """Every non-empty combination of error types (the paper's Table 4 ablation, and more)."""
+    return [c for r in range(1, len(types) + 1) for c in itertools.combinations(types, r)]
+
+
+def restricted_name(types: Sequence[str]) -> str:
+    """The metric of xsim++ counting only errors of ``types`` (``xsim++[entity+number]``)."""
+    return "xsim++[" + "+".join(types) + "]"
+
+
+def restricted_rate(record: ResultRecord, types: Sequence[str]) -> float:
+    """xsim++ counting only the errors of ``types`` in an xsim++ record, in %."""
+    counts = {str(k).lower(): v for k, v in record.error_types.items()}
+    return 100.0 * sum(counts.get(t, 0) for t in types) / record.n
+
+
+# xsim++ over each set of error types (Chen et al. 2023, Table 4): read off an xsim++ record's
+# error-type counts, so a set costs no second run.
+RESTRICTED = {restricted_name(types): DerivedMetric(
+    "error %", True, f"xsim++ counting only {', '.join(types)} errors", base="xsim++",
+    read=functools.partial(restricted_rate, types=types)) for types in all_error_type_subsets()}
+
+
 class XsimTask(Task):
     name = "xsim"
     description = "xsim / xsim++ error rate of margin-based retrieval (LASER's xsim.py); P-xSIM with a rerank"
-    metrics = {m: MetricInfo("error %", lower_is_better=True) for m in ("xsim", "xsim++", "p-xsim", "p-xsim++")}
+    metrics = {**{m: MetricInfo("error %", lower_is_better=True) for m in ("xsim", "xsim++", "p-xsim", "p-xsim++")},
+               **RESTRICTED}
     Source = BitextSource
     Settings = XsimSettings
 

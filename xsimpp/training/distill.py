@@ -138,7 +138,7 @@ class Student:
     def __init__(self, model_path: str, cfg: DistillConfig):
         from ..encoders.base import loading_model
         from ..encoders.sbert import bundled_folder
-        from ..encoders.hf import n_layers, resolve_model_dir
+        from ..encoders.backbone.models import n_layers, resolve_model_dir
 
         folder = bundled_folder(model_path)
         self.folder = folder if folder is not None else resolve_model_dir(model_path, adapter=ADAPTER)
@@ -191,7 +191,7 @@ def distill(pairs: Sequence[tuple[str, str]], teacher, out: str | Path = DEFAULT
     import torch
 
     from ..cache import encode_cached
-    from ..encoders.hf import folder_revision, torch_device
+    from ..encoders.backbone.models import folder_revision, torch_device
 
     cfg = cfg or DistillConfig()
     cfg.check()

@@ -156,7 +156,7 @@ def train_mnr(pairs: Sequence[tuple[str, str]], model_path: str = DEFAULT_MODEL,
     default one document) and save it to ``out`` with the ``xsimpp_training.json`` manifest."""
     import torch
 
-    from ..encoders.hf import folder_revision, n_layers, torch_device
+    from ..encoders.backbone.models import folder_revision, n_layers, torch_device
 
     cfg = cfg or MNRConfig()
     if not out:

@@ -250,13 +250,14 @@ class _Truncated:
 
 def token_states_by_length(model, tokenizer, sentences: Sequence[str], *, layer: int, max_length: int, device: str,
                            prompt: str = "", chunk: int = 16):
-    """``hf.token_states`` for one batch, run as length-sorted chunks of ``chunk`` sentences, each
+    """``layers.token_states`` for one batch, run as length-sorted chunks of ``chunk`` sentences, each
     padded only to its own longest: a random batch of OLDI seed sentences pads to about twice its
     mean length, so one padded call does about twice the work. Same outputs as one call up to
     float rounding (a padded position's attention weight is 0); differentiable."""
     import torch
 
-    from ..encoders.hf import hidden_layer, mark_prompt, pad_batch, pad_id, tokenize
+    from ..encoders.backbone.batching import mark_prompt, pad_batch, pad_id, tokenize
+    from ..encoders.backbone.layers import hidden_layer
 
     ids, specials, n_prompt = tokenize(tokenizer, sentences, max_length=max_length, prompt=prompt)
     specials = [mark_prompt(sp, n_prompt) for sp in specials]
@@ -305,7 +306,7 @@ def resolve_prompt(prompt: str | None, model_path: str) -> str:
 
 def load_base(model_path: str, adapter: str = "train onealigner"):
     """(folder, tokenizer, model) of the starting model (``adapter`` names the command in errors)."""
-    from ..encoders.hf import load_transformer, resolve_model_dir
+    from ..encoders.backbone.models import load_transformer, resolve_model_dir
 
     folder = resolve_model_dir(model_path, adapter=adapter)
     tokenizer, model = load_transformer(folder, adapter=adapter)
@@ -345,7 +346,7 @@ def train(pairs: Sequence[tuple[str, str]], model_path: str = DEFAULT_MODEL, out
     ``load_base(model_path)`` (the CLI loads it once to count tokens for the data recipe)."""
     import torch
 
-    from ..encoders.hf import check_layer, folder_revision, n_layers, torch_device
+    from ..encoders.backbone.models import check_layer, folder_revision, n_layers, torch_device
 
     cfg = cfg or TrainConfig()
     if not out:

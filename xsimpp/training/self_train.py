@@ -198,7 +198,8 @@ def keung_loss(src_vecs, tgt_vecs, labels):
 
 def _pooled(model, tokenizer, sentences: Sequence[str], *, layer: int, prompt: str, max_length: int, device: str):
     """Mean-pooled layer states of a batch, differentiable (the pooling ``hf`` encodes with)."""
-    from ..encoders.hf import hidden_layer, pad_batch, pad_id, pool_states, tokenize
+    from ..encoders.backbone.batching import pad_batch, pad_id, tokenize
+    from ..encoders.backbone.layers import hidden_layer, pool_states
 
     ids, specials, _ = tokenize(tokenizer, sentences, max_length=max_length, prompt=prompt)
     input_ids, att, _ = pad_batch(ids, specials, pad_id(tokenizer), device)
@@ -253,7 +254,10 @@ def self_train(src_texts: Sequence[str], tgt_texts: Sequence[str], model_path: s
 
     from ..version import __version__
     from ..cache import encode_cached
-    from ..encoders.hf import HFEncoder, frozen_side, load_transformer, pool_sentences
+    from ..encoders.backbone.manifest import frozen_side
+    from ..encoders.backbone.models import load_transformer
+    from ..encoders.backbone.torch_backend import pool_sentences
+    from ..encoders.hf import HFEncoder
     from ..scoring.bucc import unique_texts
     from .onealigner import save_atomic
 

@@ -1,8 +1,8 @@
-"""Hidden states of any BERT-family model through OpenVINO float32: ``path=openvino-float32`` of the
-``hf`` and ``onealigner`` adapters, and so of the study's shared forward pass and of `xsimpp train
-distill`'s teacher.
+"""The in-memory OpenVINO float32 backend (``path=openvino-float32`` of the ``hf`` and ``onealigner``
+adapters, and so of the study's shared forward pass and of `xsimpp train distill`'s teacher): hidden
+states of any BERT-family model.
 
-The loaded torch model, truncated above the deepest layer asked for (``hf.drop_blocks_above``), is
+The loaded torch model, truncated above the deepest layer asked for (``layers.drop_blocks_above``), is
 converted in memory (``openvino.convert_model``: about 3 s for e5-small's 118 M parameters, no IR
 on disk, so a study of eight checkpoints does not write eight 470 MB folders) into a graph whose
 outputs are the token states of the requested layers, and compiled with the settings of the
@@ -19,11 +19,11 @@ and a saturated-regime study of nine such models gave the same value in every ce
 Invariance (tests/test_openvino_hidden.py): a layer's states are the same bits whatever other
 layers the graph also outputs (measured: layers 4 and 8 of a [4, 8, 12] graph equal those of
 graphs truncated at 8 and at 6), and whatever batch, order or token budget a sentence ran in, since
-each sentence runs padded to its own bucket width (``hf.padded_batches``, the caller's loop). So one pass serves every
+each sentence runs padded to its own bucket width (``batching.padded_batches``). So one pass serves every
 layer a study needs and each member's cache holds what its own ``encode`` gives.
 
-The default (``default_path``): the bundled multilingual-e5-small on an x86-64 CPU runs this path,
-as ``--encoder e5-small`` does (the gates were measured on exactly those weights); every other
+The default (``backend.default_path``): the bundled multilingual-e5-small on an x86-64 CPU runs this
+path, as ``--encoder e5-small`` does (the gates were measured on exactly those weights); every other
 model runs torch float32 unless asked (``path=openvino-float32``), because no gate has been run
 on it.
 """
@@ -35,33 +35,15 @@ from typing import Sequence
 
 import numpy as np
 
-from ..errors import BadInputError
-from .openvino_cpu import COMPILE_CONFIG, cpu_default_path, require_openvino
+from ...errors import BadInputError, MissingResourceError
+from ..openvino_cpu import COMPILE_CONFIG, kernel_numerics, require_openvino
+from .backend import Backend, Identity
+from .batching import pad_id, padded_batches
+from .layers import drop_blocks_above, masked_mean
+from .models import shared_transformer
 
-PATHS = ("torch-float32", "openvino-float32")
 # model types whose layer k is block k's output and whose blocks drop_blocks_above can cut
 FAMILIES = ("bert", "roberta", "xlm-roberta")
-
-
-def default_path(bundled: bool, device: str, autocast: str | None) -> str:
-    """The bundled e5-small's weights run its default path (OpenVINO float32 on an x86-64 CPU, as
-    ``e5_small.default_path``); any other model the torch reference."""
-    return cpu_default_path(device, autocast) if bundled else "torch-float32"
-
-
-def check_path(path: str, *, adapter: str, model_type: str, device: str, autocast: str | None) -> str:
-    """``path`` if this model can run it here; one sentence otherwise."""
-    if path not in PATHS:
-        raise BadInputError(f"{adapter}: path must be one of {', '.join(PATHS)}, not {path!r}")
-    if path == "openvino-float32":
-        if device != "cpu" or autocast:
-            raise BadInputError(f"{adapter}: path {path} runs on the CPU in float32; --device {device}"
-                                f"{' and --autocast' if autocast else ''} need path=torch-float32")
-        if model_type not in FAMILIES:
-            raise BadInputError(f"{adapter}: path {path} runs BERT-family models ({', '.join(FAMILIES)}); this one is "
-                                f"{model_type or 'of an unknown type'}: use path=torch-float32")
-        require_openvino(f"{adapter} path {path}")
-    return path
 
 
 @contextlib.contextmanager
@@ -84,13 +66,11 @@ def _quiet_tracing():
 
 class HiddenStates:
     """A torch model's token states at ``layers`` as one compiled OpenVINO float32 graph; ``model``
-    is cut above the deepest of them (``hf.drop_blocks_above``) by the caller."""
+    is cut above the deepest of them (``layers.drop_blocks_above``) by the caller."""
 
     def __init__(self, model, layers: Sequence[int]):
         import openvino
         import torch
-
-        from ..errors import MissingResourceError
 
         self.layers = tuple(sorted(set(layers)))
 
@@ -116,7 +96,60 @@ class HiddenStates:
         self.request = self.compiled.create_infer_request()
 
     def infer(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> dict[int, np.ndarray]:
-        """{layer: (rows, width, d) float32 states} of one padded batch (``hf.padded_batches``)."""
+        """{layer: (rows, width, d) float32 states} of one padded batch (``batching.padded_batches``)."""
         out = self.request.infer({"input_ids": input_ids, "attention_mask": attention_mask})
         # copies: the request reuses its output buffers on the next call
         return {k: np.array(out[n]) for n, k in enumerate(self.layers)}
+
+
+class OpenVINOGraph(Backend):
+    """The shared torch weights converted in memory, one compiled graph per set of layers asked for."""
+
+    identity_fields = ("path", "numerics")
+
+    def __init__(self, path, spec):
+        super().__init__(path, spec)
+        self._graphs: dict[tuple, HiddenStates] = {}
+
+    @classmethod
+    def refuse(cls, path, *, adapter, model_type, device, autocast):
+        if device != "cpu" or autocast:
+            raise BadInputError(f"{adapter}: path {path} runs on the CPU in float32; --device {device}"
+                                f"{' and --autocast' if autocast else ''} need path=torch-float32")
+        if model_type not in FAMILIES:
+            raise BadInputError(f"{adapter}: path {path} runs BERT-family models ({', '.join(FAMILIES)}); this one is "
+                                f"{model_type or 'of an unknown type'}: use path=torch-float32")
+        require_openvino(f"{adapter} path {path}")
+
+    def identity(self) -> Identity:
+        return Identity(self.path, {"path": self.path, "numerics": kernel_numerics()})
+
+    @property
+    def _weights(self):
+        return shared_transformer(self.spec.folder, adapter=self.spec.adapter)
+
+    @property
+    def tokenizer(self):
+        return self._weights.tok
+
+    @property
+    def hidden_size(self) -> int:
+        return int(self._weights.model.config.hidden_size)
+
+    def graph(self, layers) -> HiddenStates:
+        """The compiled graph that outputs ``layers`` (each at most the encoder's layer), made once."""
+        key = tuple(sorted(set(layers)))
+        if key not in self._graphs:
+            self._graphs[key] = HiddenStates(drop_blocks_above(self._weights.model, max(key)), key)
+        return self._graphs[key]
+
+    def batches(self, ids, specials, layers, max_tokens, batch_size):
+        hidden = self.graph(layers)
+        for idx, x, att in padded_batches(ids, pad_id(self.tokenizer), max_tokens, batch_size):
+            yield idx, att, hidden.infer(x, att)
+
+    def pooled(self, h, att, pooling: str) -> np.ndarray:
+        return h[:, 0] if pooling == "cls" else masked_mean(h, att)
+
+    def to_numpy(self, h) -> np.ndarray:
+        return h

@@ -1,0 +1,115 @@
+"""The torch backend (``path=torch-float32``): the reference, the only path for ``--device cuda|mps``,
+and, with ``autocast=bf16``, torch's bfloat16 autocast variant (the GEMMs in bfloat16, vectors out in
+float32; agreement measured in benchmarks/bench_e5_torch.py).
+
+Numerics: float32 results differ in the last bits between AVX2 and AVX-512 kernels, so on a CPU the
+identity names the torch build and the kernel ISA (``numerics``); the autocast is named whenever
+set. torch's dynamic int8 quantisation is not offered: it scales activations per batch tensor, so a
+vector would depend on its batch companions, and it agreed with float32 only to a cosine of about
+0.99 (0.96 per tensor).
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .backend import Backend, Identity
+from .batching import bucket_batches, pad_batch, pad_id, tokenize
+from .layers import drop_blocks_above, hidden_layer, pool_states
+from .models import autocast_context, shared_transformer
+
+
+def numerics() -> str:
+    """What decides a torch CPU model's float results beyond its weights: the torch build and the
+    vector ISA its kernels dispatch to (measured: AVX2 and AVX-512 kernels round differently)."""
+    import torch
+
+    cap = torch.backends.cpu.get_cpu_capability() if hasattr(torch.backends, "cpu") else "unknown"
+    return f"torch-{torch.__version__.split('+')[0]}-{cap}"
+
+
+class Torch(Backend):
+    """Hidden states from the shared torch weights (``shared_transformer``), cut above the layer
+    the encoder reads (``drop_blocks_above``) and moved to its device on first use."""
+
+    identity_fields = ("autocast", "numerics")
+
+    def __init__(self, path, spec):
+        super().__init__(path, spec)
+        self._loaded: tuple | None = None
+
+    def identity(self) -> Identity:
+        return Identity("torch-bf16-autocast" if self.spec.autocast else "torch-float32",
+                        {"autocast": self.spec.autocast, "numerics": numerics() if self.spec.device == "cpu" else None})
+
+    def _load(self) -> tuple:
+        """(shared weights, model view), loaded on first use: a run whose vectors are all cached never
+        imports transformers' model code nor reads the weights (the warm ten-language xsim++ run
+        spent 23 of its 31 s there)."""
+        if self._loaded is None:
+            weights = shared_transformer(self.spec.folder, adapter=self.spec.adapter)
+            model = drop_blocks_above(weights.model, self.spec.layer)
+            model.to(self.spec.device)
+            self._loaded = (weights, model)
+        return self._loaded
+
+    @property
+    def loaded(self) -> bool:
+        return self._loaded is not None
+
+    @property
+    def model(self):
+        """The model view, cut above the encoder's layer."""
+        return self._load()[1]
+
+    @property
+    def tokenizer(self):
+        return self._load()[0].tok
+
+    @property
+    def hidden_size(self) -> int:
+        return int(self.model.config.hidden_size)
+
+    def batches(self, ids, specials, layers, max_tokens, batch_size):
+        return run_batches(self.model, ids, specials, pad=pad_id(self.tokenizer), layers=layers, top=self.spec.layer,
+                           device=self.spec.device, autocast=self.spec.autocast, max_tokens=max_tokens,
+                           batch_size=batch_size)
+
+    def pooled(self, h, att, pooling: str) -> np.ndarray:
+        return pool_states(h, att, pooling).float().cpu().numpy()
+
+    def to_numpy(self, h) -> np.ndarray:
+        return h.float().cpu().numpy()
+
+
+def run_batches(model, ids, specials, *, pad: int, layers: Sequence[int], top: int, device: str,
+                autocast: str | None, max_tokens: int, batch_size: int):
+    """``Backend.batches`` of a torch model whose top layer is ``top``, under inference mode and the
+    autocast, which stay on while the caller pools a batch."""
+    import torch
+
+    with torch.inference_mode(), autocast_context(autocast, device):
+        for idx, width in bucket_batches([len(x) for x in ids], max_tokens, batch_size):
+            x, att, _ = pad_batch([ids[i] for i in idx], [specials[i] for i in idx], pad, device, width)
+            if list(layers) == [top]:
+                yield idx, att, {top: hidden_layer(model, x, att, top)}
+                continue
+            every = model(input_ids=x, attention_mask=att, output_hidden_states=True).hidden_states
+            yield idx, att, {layer: every[layer] for layer in layers}
+
+
+def pool_sentences(model, tokenizer, sentences: Sequence[str], *, layer: int, pooling: str, prompt: str,
+                   max_length: int, max_tokens: int, batch_size: int, device: str, autocast: str | None = None,
+                   progress: Callable[[int], None] | None = None) -> np.ndarray:
+    """(n, hidden) float32 pooled layer-``layer`` states of a torch model at hand (a checkpoint being
+    trained), batched by ``bucket_batches`` (no gradient)."""
+    out = np.empty((len(sentences), int(model.config.hidden_size)), dtype=np.float32)
+    ids, specials, _ = tokenize(tokenizer, sentences, max_length=max_length, prompt=prompt)
+    for idx, att, hs in run_batches(model, ids, specials, pad=pad_id(tokenizer), layers=[layer], top=layer,
+                                    device=device, autocast=autocast, max_tokens=max_tokens, batch_size=batch_size):
+        out[idx] = pool_states(hs[layer], att, pooling).float().cpu().numpy()
+        if progress:
+            progress(len(idx))
+    return out
