@@ -60,6 +60,15 @@ def read_study(folder: Path) -> tuple[dict, list[dict]]:
     needed = {"system", "family", "lang", "direction", *meta["proxies"]}
     if not needed <= set(frame.columns):
         raise fail(f"{folder / 'cells.csv'} lacks the columns {', '.join(sorted(needed - set(frame.columns)))}")
+    # every column but the cell's names holds numbers (a proxy, a ground truth, a count)
+    for column in frame.columns.difference(["system", "family", "lang", "direction"], sort=False):
+        numbers = pd.to_numeric(frame[column], errors="coerce")
+        bad = frame[column].notna() & numbers.isna()
+        if bad.any():
+            row = int(bad.idxmax())
+            raise fail(f"{folder / 'cells.csv'} row {row + 2} has {frame[column][row]!r} in the column {column}, "
+                       "which holds numbers")
+        frame[column] = numbers
     cut = frame[frame[["system", "lang", "direction"]].isna().any(axis=1) | frame[meta["proxies"]].isna().all(axis=1)]
     if len(cut):
         raise fail(f"{folder / 'cells.csv'} row {int(cut.index[0]) + 2} is incomplete (the file was cut short?)")

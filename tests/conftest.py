@@ -17,7 +17,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
-DATA_HINT = "set XSIMPP_DATA_DIR to the shared data folder, ../shared/data"
+# What a user types to get the data; CI's copy is named last (its folder beside the checkout).
+DATA_HINT = ("fetch it with `xsimpp download flores200` (likewise tatoeba, bucc2018; `xsimpp datasets` says where "
+             "the others go), or set XSIMPP_DATA_DIR to a folder that holds it, as CI does with ../shared/data")
 
 
 def require_data() -> bool:

@@ -402,7 +402,7 @@ def test_no_setting_changes_a_number_without_changing_its_signature():
                 BuccSettings(one_to_one=True), BuccSettings(digits=True), BuccSettings(max_edit_similarity=0.3),
                 BuccSettings(keep_fraction=0.1), BuccSettings(keep_fraction=0.3), BuccSettings(cv=2),
                 BuccSettings(cv=3), BuccSettings(cv=3, seed=1), BuccSettings(digits="ascii"),
-                BuccSettings(protocol="keung"), BuccSettings(ci=0.9, ci_resamples=50, ci_seed=3)]
+                BuccSettings(protocol="keung"), BuccSettings(ci=0.9, ci_resamples=100, ci_seed=3)]
     assert {f.name for f in dataclasses.fields(BuccSettings)} <= {
         name for v in variants for name, val in dataclasses.asdict(v).items()
         if val != getattr(BuccSettings(), name)}  # every knob is varied at least once

@@ -73,7 +73,7 @@ def test_cli_compare(two_encoders, capsys):
     (["--system", "chargram"], "is the baseline itself"),
     (["--system", "nobody"], "no stored result of nobody"),
     (["--system", "short-grams", "--level", "95"], "from 0.5 to below 1"),
-    (["--system", "short-grams", "--trials", "0"], "positive integer"),
+    (["--system", "short-grams", "--trials", "0"], "from 100 to 1000000"),
     (["--system", "short-grams", "--setting", "margin"], "KEY=VALUE"),
     (["--system", "short-grams", "--setting", "margin=distance"], "has the setting margin=distance"),
     (["--system", "short-grams", "--correction", "bonferroni"], "invalid choice"),

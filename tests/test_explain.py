@@ -88,10 +88,10 @@ def test_dump_as_jsonl(isolated_home, capsys, tmp_path, fmt):
 
 
 def test_tatoeba_decisions_both_ways(isolated_home, capsys, tmp_path):
-    from conftest import missing, shared_data_dir
+    from conftest import DATA_HINT, missing, shared_data_dir
 
     if shared_data_dir() is None:
-        missing("real data not found: set XSIMPP_DATA_DIR to the shared data folder (../shared/data)", data=True)
+        missing(f"real data not found ({DATA_HINT})", data=True)
     assert cli(capsys, "tatoeba", "--encoder", "chargram", "--langs", "swh", "--no-progress")[0] == 0
     store = ResultStore(isolated_home / "results")
     by_metric = {r.metric: r for r in store.records() if r.signature.params["mode"] == "text"}

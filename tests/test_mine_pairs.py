@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from clikit import cli
-from conftest import missing, shared_data_dir
+from conftest import DATA_HINT, missing, shared_data_dir
 from xsimpp.cli import main
 from xsimpp.engine import margin_knn
 from xsimpp.scoring.bucc import select_pairs
@@ -118,7 +118,7 @@ def test_threshold_is_strict_and_keeps_order():
 def test_real_flores_cli_equals_laser(tmp_path, capsys):
     root = shared_data_dir()
     if root is None:
-        missing("real data not found: set XSIMPP_DATA_DIR to the shared data folder (../shared/data)", data=True)
+        missing(f"real data not found ({DATA_HINT})", data=True)
     from xsimpp.datasets import Flores200
     from xsimpp.encoders import create_encoder
 

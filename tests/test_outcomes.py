@@ -98,7 +98,7 @@ def test_ci_on_the_cli_is_stored_and_signed(isolated_home, capsys):
 
 @pytest.mark.parametrize("argv, match", [
     (["--ci", "95"], "from 0.5 to below 1"),
-    (["--ci-resamples", "0"], "positive integer"),
+    (["--ci-resamples", "0"], "from 100 to 100000"),
     (["--ci-seed", "-1"], "seed"),
 ])
 def test_bad_ci_options(isolated_home, capsys, argv, match):
@@ -132,10 +132,10 @@ def test_sample_draws_the_same_lines_in_every_language_and_signs_them(isolated_h
 def test_a_degenerate_interval_says_what_the_data_allows():
     from xsimpp.tasks.intervals import Interval, exact_bounds, render_intervals
 
-    text = render_intervals([Interval("xsim", "", "deu_Latn-eng_Latn", 0.0, 0.0, 0.0, 1012)], 0.95, 1000, 1)
     lo, hi = exact_bounds(0.0, 1012, 0.95)
     assert lo == 0.0 and hi == pytest.approx(100 * (1 - 0.025 ** (1 / 1012)))  # the exact upper bound for 0 of n
-    assert "[0.00, 0.00] *" in text and f"[0.00, {hi:.2f}]" in text
+    text = render_intervals([Interval("xsim", "", "deu_Latn-eng_Latn", 0.0, lo, hi, 1012, exact=True)], 0.95, 1000, 1)
+    assert f"[0.00, {hi:.2f}] *" in text and "exact (Clopper-Pearson)" in text
 
 
 def test_leaderboard_shows_intervals_in_the_same_tables(isolated_home, capsys, tmp_path):

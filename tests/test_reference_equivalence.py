@@ -16,7 +16,7 @@ import faiss
 import numpy as np
 import pytest
 
-from conftest import missing, shared_data_dir
+from conftest import DATA_HINT, missing, shared_data_dir
 from xsimpp.datasets import Demo, Flores200, load_augmented
 from xsimpp.encoders import create_encoder
 from xsimpp.engine import normalize
@@ -124,7 +124,7 @@ def chargram():
 def flores_embeddings(chargram):
     root = shared_data_dir()
     if root is None:
-        missing("real data not found: set XSIMPP_DATA_DIR to the shared data folder (../shared/data)", data=True)
+        missing(f"real data not found ({DATA_HINT})", data=True)
     ds = Flores200("devtest", data_dir=root)
     eng = ds.sentences("eng_Latn")
     # xsim++ shape: the devtest English plus the dev English as extra (wrong) targets.
@@ -179,7 +179,7 @@ def flores_augmented(chargram):
 
     root = shared_data_dir()
     if root is None:
-        missing("real data not found: set XSIMPP_DATA_DIR to the shared data folder (../shared/data)", data=True)
+        missing(f"real data not found ({DATA_HINT})", data=True)
     absent = resources.nltk_missing()
     if absent:
         missing(f"NLTK data {absent} not found: set NLTK_DATA (e.g. ../shared/nltk_data)", data=True)

@@ -282,7 +282,7 @@ def test_plots_are_written(tmp_path, capsys):
         assert w > 300 and h > 200 and (tmp_path / name).stat().st_size > 5000
     capsys.readouterr()
     assert main(["plot", "errors", "--encoder", "nobody", "--out", str(tmp_path / "n.png")] + rd) == 2
-    assert "no xsim++ results for encoder 'nobody'" in capsys.readouterr().err
+    assert "no stored result of nobody matches" in capsys.readouterr().err
     assert main(["plot", "scatter", "--from-results", "--bleu", str(sonar), "--out", str(tmp_path / "n.png")]
                 + rd) == 2
 

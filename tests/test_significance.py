@@ -142,7 +142,7 @@ def test_corrections():
 
 @pytest.mark.parametrize("call, match", [
     (lambda: S.confidence_interval([units([True] * 5)], level=95), "fraction"),
-    (lambda: S.confidence_interval([units([True] * 5)], n_resamples=0), "positive integer"),
+    (lambda: S.confidence_interval([units([True] * 5)], n_resamples=0), "integer from 100 to 100000"),
     (lambda: S.compare([units([True] * 5)], [units([True] * 6)]), "same items"),
     (lambda: S.compare([units([True] * 5)], [units([True] * 5, "accuracy")]), "different statistics"),
     (lambda: S.Units.of("error_rate", [], [], []), "no items"),

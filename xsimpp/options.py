@@ -53,7 +53,9 @@ def describe(declared: Field | Mapping) -> str:
     md = metadata(declared)
     if md.get("choices"):
         return "one of " + ", ".join(map(str, md["choices"]))
-    kind = _KINDS.get(md.get("type"), "a value")
+    lo_declared = md.get("min")
+    # a parser bounded by integers (a seed) takes an integer
+    kind = _KINDS.get(md.get("type"), "an integer" if type(lo_declared) is int else "a value")
     lo, hi = (None if b is None else (int(b) if float(b).is_integer() else b) for b in (md.get("min"), md.get("max")))
     if lo is not None and hi is not None:
         return f"{kind} from {lo} to {hi}"
@@ -86,7 +88,17 @@ def check_value(owner: str, name: str, declared: Field | Mapping, value: Any) ->
         ok, v = True, str(v)
     else:
         ok = True
-    lo, hi, choices = md.get("min"), md.get("max"), md.get("choices")
-    if not ok or (choices and v not in choices) or (lo is not None and v < lo) or (hi is not None and v > hi):
+    choices = md.get("choices")
+    if not ok or (choices and v not in choices) or not within_bounds(md, v):
         raise BadInputError(f"{where} takes {describe(md)}, not {value!r}")
     return v
+
+
+def within_bounds(declared: Field | Mapping, value: Any) -> bool:
+    """Whether a number lies within the option's declared ``min``/``max`` (a value that is not a
+    number is the type check's to refuse)."""
+    md = metadata(declared)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return True
+    lo, hi = md.get("min"), md.get("max")
+    return (lo is None or value >= lo) and (hi is None or value <= hi)

@@ -7,12 +7,15 @@ only when their signatures agree on all but the toolkit version.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import io
 import json
 import logging
 import math
+import os
+import stat
 import zipfile
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime, timezone
@@ -24,7 +27,7 @@ import numpy as np
 from .version import __version__
 from .errors import BadInputError, XsimppError
 from .paths import results_dir
-from .textio import atomic_write_many, json_text, os_error_cause, parse_json, read_bytes
+from .textio import atomic_write_many, json_text, locked, make_dirs, os_error_cause, parse_json
 
 log = logging.getLogger(__name__)
 
@@ -136,6 +139,13 @@ class Outcomes:
     def __len__(self) -> int:
         return len(self.correct)
 
+    def record_n(self) -> int:
+        """The record's n these outcomes stand for: one per item, but BUCC's n is its gold pairs
+        (the items correct and the gold pairs left out, chosen -1), not the pairs extracted."""
+        if self.statistic == "pair_f1":
+            return int(self.correct.sum() + (self.chosen < 0).sum())
+        return len(self)
+
     def type_names(self) -> list[str]:
         """Each item's error type ("" where correct)."""
         return [self.error_types[c] if c >= 0 else "" for c in self.error_type.tolist()]
@@ -219,9 +229,39 @@ class ResultRecord:
                 or not isinstance(rec.error_types, dict)
                 or not all(isinstance(v, int) and not isinstance(v, bool) for v in rec.error_types.values())
                 or not isinstance(rec.extra, dict) or not isinstance(rec.signature.params, dict)
+                or not all(_is_number(rec.extra[b]) for b in ("ci_low", "ci_high") if b in rec.extra)
                 or not (rec.outcomes_digest is None or isinstance(rec.outcomes_digest, str))):
-            raise TypeError("a field has the wrong type (value must be a finite number, n and error counts integers)")
+            raise TypeError("a field has the wrong type (value, ci_low and ci_high must be finite numbers, n and error "
+                            "counts integers)")
         return rec
+
+    def has_interval(self) -> bool:
+        return "ci" in self.signature.params
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _read_stored(p: Path) -> bytes:
+    """A store file's bytes; anything but a regular file (a FIFO would block every reader) is
+    refused in one sentence: the store writes only regular files, and a record silently skipped
+    would change what a leaderboard or a comparison holds."""
+    try:
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as e:
+        raise XsimppError(f"result file {p} cannot be read: {os_error_cause(e)}") from None
+    with os.fdopen(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise XsimppError(f"{p} in the results folder is not a regular file (a pipe, socket or device?); "
+                              "move it out of the folder")
+        try:
+            return f.read()
+        except OSError as e:
+            raise XsimppError(f"result file {p} cannot be read: {os_error_cause(e)}") from None
+
+
+STORE_LOCK = ".xsimpp-store.lock"  # held while a run replaces record/outcomes pairs and while a reader reads one
 
 
 class ResultStore:
@@ -244,61 +284,101 @@ class ResultStore:
         Replacing a record measured on different data (same key, other checksum) is logged."""
         records = list(records)
         paths = [self.path(r) for r in records]
-        for r, p in zip(records, paths):
-            self._warn_if_other_data(r, p)
-        files = [(p, json_text(r.to_json()).encode("utf-8")) for r, p in zip(records, paths)]
-        files += [(self.outcomes_path(r), r.outcomes.to_bytes()) for r in records if r.outcomes is not None]
-        atomic_write_many(files)
+        make_dirs(self.root, "--results-dir")
+        # one lock for the pairs: a reader sees every record/outcomes pair old or new, never torn
+        with locked(self.root / STORE_LOCK):
+            kept = [self._keeps_interval(r, p) for r, p in zip(records, paths)]
+            files = [(p, json_text(r.to_json()).encode("utf-8")) for r, p, k in zip(records, paths, kept) if not k]
+            files += [(self.outcomes_path(r), r.outcomes.to_bytes()) for r, k in zip(records, kept)
+                      if r.outcomes is not None and not k]
+            atomic_write_many(files)
         return paths
 
     @staticmethod
-    def _warn_if_other_data(record: ResultRecord, path: Path) -> None:
+    def _keeps_interval(record: ResultRecord, path: Path) -> bool:
+        """Whether the stored record at ``path`` stays: it has an interval and ``record`` is the same
+        number on the same outcomes without one (the interval's settings change no number, so a
+        rerun without --ci would only drop it). Replacing a record measured on other data is logged."""
         try:
-            old = json.loads(path.read_text(encoding="utf-8"))["signature"]["data_checksum"]
-        except (OSError, ValueError, KeyError, TypeError):
-            return
-        new = record.signature.data_checksum
-        if old != new:
+            old = ResultRecord.from_json(json.loads(_read_stored(path)))
+        except (XsimppError, ValueError, KeyError, TypeError, AttributeError, RecursionError):
+            return False
+        s, new = old.signature, record.signature
+        if s.data_checksum != new.data_checksum:
             log.warning("replacing the %s %s %s-%s result of %s: it was measured on other data (checksum %s, now %s)",
-                        record.metric, record.signature.dataset, record.src_lang, record.tgt_lang,
-                        record.signature.encoder, str(old)[:12], new[:12])
+                        record.metric, new.dataset, record.src_lang, record.tgt_lang, new.encoder,
+                        str(s.data_checksum)[:12], new.data_checksum[:12])
+            return False
+        return (old.has_interval() and not record.has_interval() and record.outcomes_digest is not None
+                and old.outcomes_digest == record.outcomes_digest and old.value == record.value
+                and s.encoder_revision == new.encoder_revision)
 
     def records(self) -> list[ResultRecord]:
-        out = []
+        """Every stored record (without its outcomes: ``load`` reads a record with them)."""
         if self.root.exists() and not self.root.is_dir():
             raise BadInputError(f"results folder {self.root} is not a directory; give --results-dir a folder")
         if not self.root.is_dir():
-            return out
-        for p in sorted(self.root.glob("*.json")):
-            try:
-                out.append(ResultRecord.from_json(parse_json(p.read_bytes(), p)))
-            except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
-                raise XsimppError(f"result file {p} is unreadable ({e}); delete it or re-run the evaluation") from None
-            except OSError as e:
-                raise XsimppError(f"result file {p} cannot be read: {os_error_cause(e)}") from None
-        return out
+            return []
+        return [self._read(p) for p in sorted(self.root.glob("*.json"))]
 
+    @staticmethod
+    def _read(p: Path) -> ResultRecord:
+        try:
+            return ResultRecord.from_json(parse_json(_read_stored(p), p))
+        except (ValueError, TypeError, KeyError, AttributeError, RecursionError) as e:
+            raise XsimppError(f"result file {p} is unreadable ({e}); delete it or re-run the evaluation") from None
+
+    def _reading(self) -> contextlib.ExitStack:
+        """The store's lock while a pair is read (writers hold it while they replace pairs); a
+        folder where the lock file cannot be made (read-only) is read without it: no run can
+        write there either."""
+        stack = contextlib.ExitStack()
+        try:
+            stack.enter_context(locked(self.root / STORE_LOCK))
+        except BadInputError:
+            pass
+        return stack
+
+    def load(self, record: ResultRecord) -> ResultRecord:
+        """``record`` as stored now, read again together with its outcomes (checked against the
+        digest it carries) under the store's lock: the record and its outcomes are one pair, the
+        old one or the new one when a run replaces it meanwhile, never half of each."""
+        what = (f"the {record.metric} {record.signature.dataset}/{record.signature.split} {record.src_lang}-"
+                f"{record.tgt_lang} result of {record.signature.encoder}")
+        path, p = self.path(record), self.outcomes_path(record)
+        with self._reading():
+            if not path.is_file():
+                raise XsimppError(f"{what} is no longer stored ({path}); re-run the evaluation")
+            now = self._read(path)
+            if now.outcomes_digest is None:
+                return now
+            if not p.is_file():
+                raise XsimppError(f"the outcomes of {what} are missing ({p}); re-run it to get outcomes")
+            data = _read_stored(p)
+        try:
+            out = Outcomes.from_bytes(data)
+        except (ValueError, KeyError, OSError, EOFError, BadInputError, TypeError, zipfile.BadZipFile) as e:
+            raise XsimppError(f"the outcomes file {p} is unreadable ({e}); re-run the evaluation") from None
+        if out.digest() != now.outcomes_digest or out.record_n() != now.n:
+            raise XsimppError(f"the outcomes file {p} does not match its record (altered or from another run); "
+                              "re-run the evaluation")
+        now.outcomes = out
+        return now
 
     def outcomes(self, record: ResultRecord) -> Outcomes:
         """The per-item outcomes stored beside ``record``, checked against the digest it carries."""
         if record.outcomes is not None:
             return record.outcomes
-        what = (f"the {record.metric} {record.signature.dataset}/{record.signature.split} {record.src_lang}-"
-                f"{record.tgt_lang} result of {record.signature.encoder}")
         if record.outcomes_digest is None:
-            raise XsimppError(f"{what} has no per-sentence outcomes (stored before xsimpp kept them, or by a task "
-                              "that has none); re-run it to get outcomes")
-        p = self.outcomes_path(record)
-        if not p.is_file():
-            raise XsimppError(f"the outcomes of {what} are missing ({p}); re-run it to get outcomes")
-        try:
-            out = Outcomes.from_bytes(read_bytes(p))
-        except (ValueError, KeyError, OSError, EOFError, BadInputError, TypeError, zipfile.BadZipFile) as e:
-            raise XsimppError(f"the outcomes file {p} is unreadable ({e}); re-run the evaluation") from None
-        if out.digest() != record.outcomes_digest or len(out) != record.n:
-            raise XsimppError(f"the outcomes file {p} does not match its record (altered or from another run); "
-                              "re-run the evaluation")
-        return out
+            raise XsimppError(f"the {record.metric} {record.signature.dataset}/{record.signature.split} "
+                              f"{record.src_lang}-{record.tgt_lang} result of {record.signature.encoder} has no "
+                              "per-sentence outcomes (stored before xsimpp kept them, or by a task that has none); "
+                              "re-run it to get outcomes")
+        now = self.load(record)
+        if now.outcomes_digest != record.outcomes_digest:
+            raise XsimppError(f"the result in {self.path(record)} was replaced by another run while it was read; "
+                              "run the command again")
+        return now.outcomes
 
 
 LEADERBOARD_COLUMNS = ["encoder", "encoder_revision", "dataset", "split", "src_lang", "tgt_lang", "metric", "value",

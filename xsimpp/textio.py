@@ -74,8 +74,11 @@ def check_output_file(path: str | os.PathLike | None, flag: str) -> Path | None:
     ``flag`` names the option in the message (``--dump``). Missing parent folders are created at
     write time, as long as the nearest existing ancestor is a writable directory. Returns the path.
     """
-    if path is None or str(path) == "-":
+    if path is None:
         return None
+    if str(path) == "-":  # no command writes to standard output: '-' would be a file of that name
+        raise BadInputError(f"{flag} -: xsimpp writes files, not standard output; give a file name "
+                            "(./- for a file named '-')")
     p = Path(path).expanduser()
     _check_length(p, flag)
     if str(path).endswith(("/", os.sep)) or p.is_dir():
@@ -131,6 +134,76 @@ def check_output_dir(path: str | os.PathLike | None, flag: str) -> Path | None:
         return p
     _check_parent(p, flag)
     return p
+
+
+def _resolved(p: str | os.PathLike) -> Path:
+    return Path(os.path.realpath(Path(p).expanduser()))
+
+
+def _same(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """One file or folder under two names: the same resolved path (symlinks) or the same inode (hard links)."""
+    if _resolved(a) == _resolved(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one of them does not exist yet
+        return False
+
+
+def _within(inner: str | os.PathLike, folder: str | os.PathLike) -> bool:
+    f = _resolved(folder)
+    return f in _resolved(inner).parents
+
+
+def _named(paths: dict[str, Any] | None) -> list[tuple[str, Any]]:
+    """(label, path) pairs from label -> path, a list of paths, or None; what is not a path (the
+    API's in-memory arrays in place of files) is left out."""
+    out = []
+    for label, value in (paths or {}).items():
+        for v in (value if isinstance(value, (list, tuple)) else [value]):
+            if isinstance(v, (str, os.PathLike)) and str(v) != "":
+                out.append((label, v))
+    return out
+
+
+def check_paths_apart(*, inputs: dict[str, Any] | None = None, files: dict[str, Any] | None = None,
+                      folders: dict[str, Any] | None = None, replaced: dict[str, Any] | None = None,
+                      stores: dict[str, Any] | None = None) -> None:
+    """Refuse, before any work, an output that would overwrite what the run reads or writes
+    elsewhere. Each argument maps a label (the flag, ``--dump``; or 'the results store') to a path
+    or a list of paths: ``inputs`` the files and folders the run reads, ``files`` the files it
+    writes, ``folders`` the folders it writes files into, ``replaced`` the folders it replaces as a
+    whole (atomic_dir), ``stores`` the toolkit's own folders (results store, embedding cache).
+    Refused: an output file that is an input (the same resolved path or inode: symlinks and hard
+    links included); two outputs that are one path; an output inside an output folder or a store
+    (a dump named like a record, a TSV named like an index array); a replaced folder that holds an
+    input or a store. One sentence naming both flags."""
+    ins, out_files = _named(inputs), _named(files)
+    holders = _named(folders) + _named(replaced)
+    whole = _named(replaced)
+    kept = _named(stores)
+    for flag, out in out_files:
+        for iflag, inp in ins:
+            if _same(out, inp):
+                raise BadInputError(f"{flag} {out} is the same file as {iflag} {inp}: the run would replace what it "
+                                    f"reads; give {flag} another path")
+    outputs = out_files + holders
+    for i, (flag, out) in enumerate(outputs):
+        for oflag, other in outputs[i + 1:]:
+            if _same(out, other):
+                raise BadInputError(f"{flag} {out} and {oflag} {other} are the same path: one output would replace "
+                                    "the other; give each its own")
+        for hflag, holder in holders + kept:
+            same = (hflag, holder) in kept and _same(out, holder)
+            if same or _within(out, holder):
+                whose = "only xsimpp writes" if (hflag, holder) in kept else "this run also writes"
+                raise BadInputError(f"{flag} {out} is {'' if same else 'inside '}{hflag} {holder}, which {whose}; "
+                                    f"give {flag} a path outside it")
+    for flag, folder in whole:
+        for xflag, x in ins + kept:
+            if _same(x, folder) or _within(x, folder):
+                raise BadInputError(f"{flag} {folder} holds {xflag} {x}, and the run replaces that folder as a "
+                                    f"whole; give another {flag}")
 
 
 def make_dirs(path: str | os.PathLike, flag: str | None = None) -> Path:
@@ -317,6 +390,51 @@ def locked(lock_file: str | os.PathLike) -> Iterator[None]:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
+@contextlib.contextmanager
+def claimed(out: str | os.PathLike, flag: str) -> Iterator[None]:
+    """Hold an exclusive claim of the output folder ``out`` for a whole run, so two runs naming one
+    --out cannot both pass the check that it is free and both report success (one output lost).
+    The claim is an ``fcntl.flock`` on ``.NAME.claim`` beside ``out``, taken without waiting: a second
+    run is refused in one sentence at its start. The kernel drops the lock of a killed run, so a
+    claim file left behind never blocks the next run (unlike an O_EXCL file, which a SIGKILL leaves
+    taken). The file is removed when the run ends; a run that opened it just before is told by its
+    inode and tries again. Where flock does not exist (Windows) the claim is not exclusive."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    target = Path(out).expanduser()
+    make_dirs(target.parent, flag)
+    claim = target.parent / f".{target.name}.claim"
+    while True:
+        try:
+            fd = os.open(claim, os.O_RDWR | os.O_CREAT, 0o666)
+        except OSError as e:
+            raise os_failure(e, "claim", target) from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise BadInputError(f"{flag} {target} is being written by another run (it holds {claim}); wait for it "
+                                f"to finish, or give another {flag}") from None
+        try:
+            current = os.stat(claim)
+        except FileNotFoundError:
+            current = None
+        mine = os.fstat(fd)
+        if current is not None and (current.st_dev, current.st_ino) == (mine.st_dev, mine.st_ino):
+            break
+        os.close(fd)  # the holder before removed this file between our open and our lock
+    try:
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        yield
+    finally:
+        _unlink_quietly(str(claim))  # still locked: a run that opened it sees the inode gone and retries
+        os.close(fd)
+
+
 def path_inside(root: str | os.PathLike, *parts: str, what: str) -> Path:
     """``root/parts...`` when it stays inside ``root``: the one check wherever a name (an encoder's
     id or revision, a model name) becomes part of a path, so a name such as '../x' can never choose
@@ -375,11 +493,18 @@ def write_rows(path: str | os.PathLike, rows: Sequence[dict], fields: Sequence[s
         atomic_write_text(p, "".join(json.dumps({f: r[f] for f in fields}, ensure_ascii=False) + "\n" for r in rows))
         return "jsonl"
     buf = io.StringIO()
-    # csv quoting keeps a sentence that holds a tab or a quote in one field (pandas reads it back).
-    w = csv.writer(buf, delimiter="\t", lineterminator="\n")
-    w.writerow(fields)
-    for r in rows:
-        w.writerow([r[f] for f in fields])
+    # csv quoting keeps a sentence that holds a tab, a quote or a bare CR in one field (pandas reads
+    # it back as one row). QUOTE_ALL on the rows that hold a CR: with "\n" line ends the csv module
+    # leaves a CR unquoted, and a CR ends a row for pandas and most TSV readers.
+    plain = csv.writer(buf, delimiter="\t", lineterminator="\n")
+    quoted = csv.writer(buf, delimiter="\t", lineterminator="\n", quoting=csv.QUOTE_ALL)
+    plain.writerow(fields)
+    for n, r in enumerate(rows, 1):
+        values = [r[f] for f in fields]
+        text = [v for v in values if isinstance(v, str)]
+        if any("\0" in v for v in text):
+            raise BadInputError(f"{p}: row {n} holds a NUL character, which a TSV cannot carry; write it as .jsonl")
+        (quoted if any("\r" in v for v in text) else plain).writerow(values)
     atomic_write_text(p, buf.getvalue())
     return "tsv"
 

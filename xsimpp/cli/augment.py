@@ -76,6 +76,7 @@ def run(args) -> int:
 
     args.out = out_dir
     check_outputs(args, dirs={"out": "--out"})
+    _check_apart(src, args.entity_pool, (*A.output_paths(out_dir, split), A.meta_path(out_dir, split)))
 
     sentences = read_lines(src)
     pool, pool_info = (A.load_entity_pool(args.entity_pool, exclude) if "entity" in categories else (None, None))
@@ -128,6 +129,7 @@ def _run_target(args, lang: str, categories) -> int:
     src = flores_file(lang, split, data_dir=args.data_dir)
     args.out = Path(args.out) if args.out else A.flores_augmented_dir(split, args.style)
     check_outputs(args, dirs={"out": "--out"})
+    _check_apart(src, [], (*A.output_paths(args.out, split, lang), A.meta_path(args.out, split, lang)))
     from ..study.target_negatives import augment_flores_target
 
     aug, _ = augment_flores_target(lang, split, data_dir=args.data_dir, seed=args.seed, categories=categories,
@@ -135,6 +137,14 @@ def _run_target(args, lang: str, categories) -> int:
                                      progress=not args.no_progress)
     _report(args, aug, src, None, (*A.output_paths(args.out, split, lang), A.meta_path(args.out, split, lang)))
     return 0
+
+
+def _check_apart(corpus, pools, written) -> None:
+    """The files written under --out are none of the files read (an --out that holds the corpus
+    under the output's name would replace it)."""
+    from ..textio import check_paths_apart
+
+    check_paths_apart(inputs={"the corpus": corpus, "--entity-pool": list(pools)}, files={"--out": list(written)})
 
 
 def _report(args, aug, src, paper_split, paths) -> None:

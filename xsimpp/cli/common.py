@@ -113,22 +113,38 @@ def declares(args, marker: str) -> bool:
     return bool(vars(args).get(marker, False))
 
 
-def check_outputs(args, files: dict[str, str] | None = None, dirs: dict[str, str] | None = None) -> None:
+def check_outputs(args, files: dict[str, str] | None = None, dirs: dict[str, str] | None = None,
+                  inputs: dict[str, str] | None = None, replaced: dict[str, str] | None = None) -> None:
     """Validate every output path of a command before any work (attribute -> flag name): a file
     path that is a folder, a folder path that is a file, an unwritable place: one sentence, exit 2.
+    ``dirs`` are folders the command writes files into, ``replaced`` folders it replaces as a whole.
     The results and cache folders of a command with ``add_run_options`` / ``add_cache_options`` are
-    checked unless --no-save / --no-cache."""
+    checked unless --no-save / --no-cache. Then no output may alias another path of the run
+    (``textio.check_paths_apart``): an input (``inputs``, attribute -> flag), another output, or a
+    place inside the results store or the embedding cache (whenever the command has those flags:
+    a file written there would replace a record)."""
     from ..paths import cache_dir, results_dir
-    from ..textio import check_output_dir, check_output_file
+    from ..textio import check_output_dir, check_output_file, check_paths_apart
 
     for attr, flag in (files or {}).items():
         check_output_file(getattr(args, attr, None), flag)
-    for attr, flag in (dirs or {}).items():
+    for attr, flag in {**(dirs or {}), **(replaced or {})}.items():
         check_output_dir(getattr(args, attr, None), flag)
     if declares(args, "stores_results") and not args.no_save:
         check_output_dir(args.results_dir or results_dir(), "--results-dir")
     if declares(args, "caches_embeddings") and not args.no_cache:
         check_output_dir(args.cache_dir or cache_dir(), "--cache-dir")
+    stores = {}
+    if hasattr(args, "results_dir"):
+        stores["the results store"] = args.results_dir or results_dir()
+    if hasattr(args, "cache_dir"):
+        stores["the embedding cache"] = args.cache_dir or cache_dir()
+
+    def named(attrs):
+        return {flag: getattr(args, attr, None) for attr, flag in (attrs or {}).items()}
+
+    check_paths_apart(inputs=named(inputs), files=named(files), folders=named(dirs), replaced=named(replaced),
+                      stores=stores)
 
 
 def run_options(args, ray: bool = False):

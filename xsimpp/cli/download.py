@@ -33,8 +33,10 @@ def register(sub) -> None:
     p.add_argument("--unverified", action="store_true",
                    help="accept files xsimpp has no checksum for (their sha256 is written to SHA256SUMS.xsimpp)")
     p.add_argument("--mirror", metavar="URL", help="fetch from this base URL instead of the official one")
-    p.add_argument("--retries", type=int, default=3, help="resume a dropped connection this many times (default 3)")
-    p.add_argument("--timeout", type=finite, default=30.0, help="seconds to wait for the server (default 30)")
+    p.add_argument("--retries", type=int, default=3,
+                   help="resume a dropped connection this many times, 0 to 100 (default 3)")
+    p.add_argument("--timeout", type=finite, default=30.0,
+                   help="seconds to wait for the server, 0.1 to 3600 (default 30)")
     p.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
     p.set_defaults(func=run)
 

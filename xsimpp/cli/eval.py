@@ -33,7 +33,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    check_outputs(args, files={"dump": "--dump"})  # every output path before any work
+    check_outputs(args, files={"dump": "--dump"}, inputs={"src_file": "--src-file", "tgt_file": "--tgt-file"})
     settings = given(args, TASK.Settings)
     if args.rerank_opt:
         settings["rerank_options"] = encoder_options(argparse.Namespace(encoder_opt=args.rerank_opt))

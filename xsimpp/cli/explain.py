@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..errors import BadInputError
 from ..textio import path
-from .leaderboard import add_selection_options, parse_settings, pick_records, select_records
+from .leaderboard import add_selection_options
 
 
 def register(sub) -> None:
@@ -15,7 +15,8 @@ def register(sub) -> None:
                                    "most confident mistakes (chosen score most above the gold's) first. The "
                                    "sentences are read again from the data and checked against the record's "
                                    "checksum.")
-    p.add_argument("--encoder", required=True, help="the encoder's id (e5-small, sbert, ...)")
+    p.add_argument("--encoder", required=True,
+                   help="the encoder: the name it ran with (e5-small, sbert), its id or its signed enc: part")
     add_selection_options(p)
     p.add_argument("--top", type=int, default=10, help="decisions shown per result (default 10)")
     p.add_argument("--html", type=path, metavar="FILE", help="also write every wrong decision as a sortable HTML page")
@@ -29,6 +30,7 @@ def register(sub) -> None:
 
 def run(args) -> int:
     from ..report.explain import render, write_dump, write_page
+    from ..report.select import Selection, checked, of_encoder, one_table
     from ..results import ResultStore
     from ..tasks.explain import explain_record
     from .common import check_outputs
@@ -37,7 +39,9 @@ def run(args) -> int:
     if args.top < 0:
         raise BadInputError(f"--top must be 0 or more, not {args.top}")
     store = ResultStore(args.results_dir)
-    records = pick_records(select_records(store.records(), args), args.encoder, parse_settings(args.setting))
+    records = one_table(of_encoder(Selection.of(args).apply(store.records()), args.encoder, "--encoder"),
+                        f"the stored results of {args.encoder}")
+    records = checked(store, records)
     explained = [(r, explain_record(r, store.outcomes(r), args.data_dir, args.augmented)) for r in records]
     print("\n\n".join(render(r, d, args.top) for r, d in explained))
     if args.tsv:

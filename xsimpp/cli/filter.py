@@ -33,7 +33,7 @@ def register(sub) -> None:
 
 
 def run(args) -> int:
-    check_outputs(args, dirs={"out": "--out"})
+    check_outputs(args, replaced={"out": "--out"}, inputs={"src": "--src", "tgt": "--tgt"})
     settings = given(args, TASK.Settings)
     settings.update(src_lang=args.src_lang, tgt_lang=args.tgt_lang,
                     reject_langs=tuple(c.strip() for c in args.reject_lang.split(",") if c.strip()))

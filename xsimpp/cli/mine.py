@@ -3,6 +3,8 @@ Its flags are the mine task's knobs (``xsimpp.tasks.mine``), the engine's and --
 
 from __future__ import annotations
 
+import re
+
 
 def register(sub) -> None:
     from ..tasks.mine import MineSettings, MineSource
@@ -12,6 +14,9 @@ def register(sub) -> None:
     p = sub.add_parser("mine", help="margin kNN both ways over large .npy embedding sets (sharded, resumable)",
                        description="Exact margin kNN of --src-emb over --tgt-emb and back, in shards under --out. "
                                    "A killed run resumes from its complete shards and gives identical results.")
+    # a negative margin in exponent form (--threshold -1e308) is a value, not an option: argparse's
+    # own pattern knows only -1 and -1.5 (no flag of this parser looks like a number)
+    p._negative_number_matcher = re.compile(r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
     add_knobs(p, MineSource)
     add_knobs(p, MineSettings)
     # keep_shards (default True) as the flag that turns it off

@@ -12,11 +12,12 @@ def register(sub) -> None:
     kinds = p.add_subparsers(dest="plot_kind", metavar="KIND", required=True)
 
     e = kinds.add_parser("errors", help="one encoder's xsim++ errors per language, stacked by error type")
-    e.add_argument("--encoder", required=True, help="encoder name as stored (see `xsimpp leaderboard`)")
+    e.add_argument("--encoder", required=True,
+                   help="the encoder: the name it ran with (e5-small, sbert), its id or its signed enc: part")
     _store_options(e)
 
     x = kinds.add_parser("xsim", help="xsim and xsim++ per language for several encoders")
-    x.add_argument("--encoders", help="comma-separated encoder names (default: all in the store)")
+    x.add_argument("--encoders", help="comma-separated encoders, each as --encoder takes it (default: all in the store)")
     _store_options(x)
 
     s = kinds.add_parser("scatter", help="a proxy against BLEU, with the pairwise ranking accuracy in the title")
@@ -29,10 +30,11 @@ def register(sub) -> None:
 
 
 def _store_options(p) -> None:
+    from .leaderboard import add_selection_options
+
     p.add_argument("--out", type=path, required=True, metavar="FILE.png", help="PNG file to write")
     p.add_argument("--results-dir", type=path, help="results store folder (default: user data dir)")
-    p.add_argument("--dataset", help="results of this dataset (when the store holds several)")
-    p.add_argument("--split", help="results of this split (when the store holds several)")
+    add_selection_options(p, ("dataset", "split", "lang"))
 
 
 def run(args) -> int:
@@ -40,18 +42,38 @@ def run(args) -> int:
     from ..report import plots
     from .common import check_outputs
 
-    check_outputs(args, files={"out": "--out"})
+    check_outputs(args, files={"out": "--out"}, inputs={"table": "TABLE.csv", "bleu": "--bleu"})
     if args.plot_kind in ("errors", "xsim"):
+        from ..report.select import Selection, checked, of_encoder, one_data, one_table, split_names
         from ..results import ResultStore, leaderboard_frame
 
-        df = leaderboard_frame(ResultStore(args.results_dir).records())
-        if df.empty:
+        store = ResultStore(args.results_dir)
+        records = Selection.of(args).apply(store.records())
+        if not records:
             raise BadInputError("no results to plot yet; run `xsimpp eval` first")
         if args.plot_kind == "errors":
-            path = plots.plot_error_types(df, args.encoder, args.out, dataset=args.dataset, split=args.split)
+            mine = [r for r in of_encoder(records, args.encoder, "--encoder") if r.metric == "xsim++"]
+            if not mine:
+                raise BadInputError(f"{args.encoder} has no xsim++ results here; run `xsimpp eval --encoder "
+                                    f"{args.encoder} --augmented auto` first")
+            mine = one_table(mine, f"the stored xsim++ results of {args.encoder}")
+            frame = leaderboard_frame(checked(store, mine, keep_outcomes=False))
+            path = plots.plot_error_types(frame, mine[0].signature.encoder, args.out)
         else:
-            encoders = [e.strip() for e in args.encoders.split(",") if e.strip()] if args.encoders else None
-            path = plots.plot_xsim_vs_xsimpp(df, encoders, args.out, dataset=args.dataset, split=args.split)
+            names = split_names(args.encoders, "encoders") if args.encoders else None
+            shown = [r for r in records if r.metric in ("xsim", "xsim++")]
+            if names:
+                ids = {r.signature.encoder for name in names for r in of_encoder(shown, name, "--encoders")}
+                shown = [r for r in shown if r.signature.encoder in ids]
+            shown = one_data(shown, "the stored xsim and xsim++ results")
+            groups: dict[tuple, list] = {}
+            for r in shown:
+                groups.setdefault((r.signature.encoder, r.metric), []).append(r)
+            chosen = [r for (encoder, metric), recs in groups.items()
+                      for r in one_table(recs, f"the stored {metric} results of {encoder}", "--encoders")]
+            encoders = list(dict.fromkeys(r.signature.encoder for r in chosen))
+            frame = leaderboard_frame(checked(store, chosen, keep_outcomes=False))
+            path = plots.plot_xsim_vs_xsimpp(frame, encoders, args.out)
     else:
         from ..scoring.ranking import bootstrap_ci, pairwise_accuracy
         from .rank import build_table

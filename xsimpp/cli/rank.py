@@ -114,7 +114,7 @@ def run(args) -> int:
     from ..tasks.ranking import evaluate_table
     from .common import check_outputs
 
-    check_outputs(args, files={"json": "--json"})
+    check_outputs(args, files={"json": "--json"}, inputs={"table": "TABLE.csv", "bleu": "--bleu"})
     table = build_table(args)
     compare = None
     if args.compare:

@@ -32,12 +32,14 @@ def run(args) -> int:
     from ..api import study
     from ..study.config import load_config
     from ..study.output import check_out_dir, ranking_text
+    from .common import check_outputs
 
     cfg = load_config(args.config, args.preset)
     if args.print_config:
         print(cfg.text, end="")
         return 0
-    out = args.out or f"study-{cfg.name}"
+    out = args.out = args.out or f"study-{cfg.name}"
+    check_outputs(args, replaced={"out": "--out"}, inputs={"config": "CONFIG.toml"})
     check_out_dir(out, args.overwrite)
     result = study(cfg, data_dir=args.data_dir, cache=args.cache_dir or True, out=out, overwrite=args.overwrite,
                    progress=not args.no_progress)

@@ -8,7 +8,7 @@ import shutil
 import sys
 
 from ..encoders.base import check_device
-from ..textio import finite, path, seed
+from ..textio import claimed, finite, path, seed
 
 
 def _add_input_args(p, order: str = "") -> None:
@@ -31,7 +31,7 @@ def _add_seed_device(p) -> None:
 
 
 def register(sub) -> None:
-    from ..training.onealigner import DEFAULT_LAYER, DEFAULT_MODEL, MIN_TOKENS
+    from ..training.onealigner import DEFAULT_LAYER, DEFAULT_MODEL, MIN_TOKENS, TrainConfig
 
     p = sub.add_parser("train",
                        help="finetune an encoder (OneAligner; Keung et al. self-training; Tan & Koehn's MNR loss; "
@@ -40,7 +40,7 @@ def register(sub) -> None:
     o = tsub.add_parser("onealigner", help="OneAligner: in-batch-normalised BERTScore-F, global in-batch negatives",
                         description="Finetune a Hugging Face encoder on parallel pairs with OneAligner's objective "
                                     "and data recipe; the result loads with --encoder onealigner --model OUT "
-                                    "(and --encoder hf --model OUT).")
+                                    "(and --encoder hf --model OUT). Paper values in brackets.")
     _add_input_args(o)
     o.add_argument("--model", default=DEFAULT_MODEL,
                    help=f"starting model: folder, hub name or e5-small (default: {DEFAULT_MODEL})")
@@ -50,16 +50,22 @@ def register(sub) -> None:
                         "paper: 8 of 12 for base models, 17 of 24 for xlm-roberta-large)")
     o.add_argument("--prompt", help="text put before every sentence, its tokens left out of BERTScore "
                                     "(default: e5's 'query: ' for e5-small, else none; '' for none)")
-    o.add_argument("--lr", type=finite, default=3e-6, help="AdamW learning rate (paper: 3e-6)")
-    o.add_argument("--temperature", type=finite, default=5.0, help="softmax temperature: logits / T (paper: 5)")
-    o.add_argument("--batch-size", type=int, default=64, help="pairs per batch: N, N^2-N negatives (paper: 64)")
-    o.add_argument("--max-length", type=int, default=100, help="max tokens per sentence (paper: 100)")
-    o.add_argument("--steps", type=int, default=0, help="optimizer steps (default: --epochs passes)")
-    o.add_argument("--epochs", type=int, default=3, help="passes over the pairs (paper: 3)")
+    d = TrainConfig()  # the defaults the run uses, shown as such (the paper's values in brackets)
+    o.add_argument("--lr", type=finite, default=d.lr, help=f"AdamW learning rate (default {d.lr:g}) [3e-6]")
+    o.add_argument("--temperature", type=finite, default=d.temperature,
+                   help=f"softmax temperature: logits / T (default {d.temperature:g}) [5]")
+    o.add_argument("--batch-size", type=int, default=d.batch_size,
+                   help=f"pairs per batch: N, N^2-N negatives (default {d.batch_size}) [64]; on a CPU the defaults "
+                        "take hours over the 6 193 OLDI seed pairs (a short run: --batch-size 16 --steps 50)")
+    o.add_argument("--max-length", type=int, default=d.max_length,
+                   help=f"max tokens per sentence (default {d.max_length}) [100]")
+    o.add_argument("--steps", type=int, default=d.steps, help="optimizer steps (default: --epochs passes)")
+    o.add_argument("--epochs", type=int, default=d.epochs, help=f"passes over the pairs (default {d.epochs}) [3]")
     o.add_argument("--min-tokens", type=int, default=MIN_TOKENS,
-                   help=f"drop pairs with fewer tokens on either side (paper: {MIN_TOKENS}; 0: keep all)")
+                   help=f"drop pairs with fewer tokens on either side (default {MIN_TOKENS}) [{MIN_TOKENS}]; 0: keep all")
     _add_recipe_args(o)
-    o.add_argument("--log-every", type=int, default=50, help="print the loss every N steps (0: never)")
+    o.add_argument("--log-every", type=int, default=50, help="print the loss every N steps (default 50; 0: never)")
+    o.add_argument("--no-progress", action="store_true", help="no progress bar")
     o.set_defaults(func=run)
     _register_self_train(tsub)
     _register_mnr(tsub)
@@ -194,7 +200,7 @@ def run_self_train(args) -> int:
     from ..training.self_train import SelfTrainConfig, self_train
     from .common import check_outputs
 
-    check_outputs(args, dirs={"out": "--out"})
+    check_outputs(args, replaced={"out": "--out"}, inputs={"src": "--src", "tgt": "--tgt"})
     check_device(args.device)  # before any data is read or model loaded
     if args.no_edit_filter and args.edit_filter != 0.5:
         raise BadInputError("give --edit-filter or --no-edit-filter, not both")
@@ -291,7 +297,8 @@ def run_mnr(args) -> int:
     from ..training.onealigner import filter_pairs, load_base
     from .common import check_outputs
 
-    check_outputs(args, dirs={"out": "--out"})
+    check_outputs(args, replaced={"out": "--out"},
+                  inputs={"pairs": "--pairs", "src": "--src", "tgt": "--tgt", "docs": "--docs"})
     check_device(args.device)  # before any data is read or model loaded
     pairs, data_info = _read(args)
     ids = _doc_ids(args.docs, args.docs_column, len(pairs)) if args.docs else None
@@ -315,10 +322,12 @@ def run_mnr(args) -> int:
 
 def run(args) -> int:
     from ..datasets.heldout import evaluation_sentences
-    from ..training.onealigner import TrainConfig, filter_pairs, load_base, token_counts, train
+    from ..tasks.cost import record_training, training_line
+    from ..tasks.runner import progress_bar
+    from ..training.onealigner import TrainConfig, filter_pairs, load_base, planned_steps, token_counts, train
     from .common import check_outputs
 
-    check_outputs(args, dirs={"out": "--out"})
+    check_outputs(args, replaced={"out": "--out"}, inputs={"pairs": "--pairs", "src": "--src", "tgt": "--tgt"})
     check_device(args.device)  # before any data is read or model loaded
     pairs, data_info = _read(args)
     cfg = TrainConfig(layer=args.layer, lr=args.lr, temperature=args.temperature, batch_size=args.batch_size,
@@ -334,7 +343,15 @@ def run(args) -> int:
                            "min_tokens": args.min_tokens, "overlap_match": "exact after whitespace normalisation",
                            "not_checked": report.not_checked}
 
-    res = train(kept, args.model, args.out, cfg, log=_log_loss(args), data_info=data_info, base=base)
+    steps = planned_steps(cfg, len(kept))
+    # said before the first step: on a CPU a default run (3 epochs of 64-pair batches) takes hours
+    rate_key = f"train onealigner|{args.model}|batch {cfg.batch_size}|max-length {cfg.max_length}|{cfg.device}"
+    print(f"training: {steps} steps of {cfg.batch_size} pairs ({steps * cfg.batch_size / max(1, len(kept)):.2f} "
+          f"passes over {len(kept)} pairs): {training_line(rate_key, steps)}", file=sys.stderr, flush=True)
+    with progress_bar(steps, "training", not args.no_progress, unit="step") as step_bar:
+        res = train(kept, args.model, args.out, cfg, log=_log_loss(args), data_info=data_info, base=base,
+                    progress=step_bar)
+    record_training(rate_key, res.steps, res.seconds)
     _print_trained(res, len(kept))
     return 0
 
@@ -374,7 +391,7 @@ def _register_distill(tsub) -> None:
                         "does not write are removed once it has finished, so the folder never mixes two runs)")
     t.add_argument("--save-every", type=int, default=d.save_every,
                    help="write a checkpoint every N steps (default: only the last step)")
-    t.add_argument("--steps", type=int, default=0, help="optimizer steps (default: --epochs passes)")
+    t.add_argument("--steps", type=int, help=f"optimizer steps, 1 to {MAX_DISTILL_STEPS} (default: --epochs passes)")
     t.add_argument("--epochs", type=int, default=d.epochs, help=f"passes over the examples (default {d.epochs})")
     t.add_argument("--batch-size", type=int, default=d.batch_size, help=f"examples per step (default {d.batch_size})")
     t.add_argument("--lr", type=finite, default=d.lr, help=f"AdamW learning rate (default {d.lr:g})")
@@ -440,36 +457,63 @@ def distill_pairs(langs: list[str], data_dir=None, oldi_seed: bool = False, hold
 
 
 def _earlier_checkpoints(out) -> list:
-    """The step-NNNNN checkpoints (folders with a training manifest) an earlier run left in ``out``."""
+    """The step-NNNNN entries an earlier run left in ``out``: whole checkpoints, and those without a
+    training manifest too (a run killed while copying one by hand, a folder of the user's): a run
+    there replaces step-NNNNN, so none is replaced without --overwrite."""
     import re
     from pathlib import Path
-
-    from ..training.onealigner import MANIFEST
 
     folder = Path(out)
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir() if re.fullmatch(r"step-\d{5,}", p.name) and (p / MANIFEST).is_file())
+    return sorted(p for p in folder.iterdir() if re.fullmatch(r"step-\d{5,}", p.name))
+
+
+# The most distillation steps one run takes: 10 million, far past the paper's runs (a few thousand)
+# and past any CPU's week; more is a slip of the finger, not a plan.
+MAX_DISTILL_STEPS = 10_000_000
+
+
+def check_distill_request(args) -> None:
+    """The distillation's own requests, before --out is claimed: steps given are steps (0 used to mean
+    "one epoch" unannounced), and English is the teacher's side of every pair, not a language to learn
+    (--langs eng trained English onto English)."""
+    from ..datasets.languages import resolve_languages
+    from ..errors import BadInputError
+
+    if args.steps is not None and not 1 <= args.steps <= MAX_DISTILL_STEPS:
+        raise BadInputError(f"--steps is from 1 to {MAX_DISTILL_STEPS}, not {args.steps} (leave it out for --epochs "
+                            "passes over the pairs)")
+    if "eng_Latn" in resolve_languages(args.langs):
+        raise BadInputError("--langs names English, the teacher's side of every pair (the student already learns "
+                            "English onto the teacher's English); give the languages to translate from")
 
 
 def run_distill(args) -> int:
+    from .common import check_outputs
+
+    check_outputs(args, dirs={"out": "--out"})
+    check_device(args.device)  # before any data is read or model loaded
+    check_distill_request(args)
+    with claimed(args.out, "--out"):  # a second run with this --out at once is refused, not interleaved
+        return _distill_claimed(args)
+
+
+def _distill_claimed(args) -> int:
     from ..cache import EmbeddingCache
     from ..datasets.languages import resolve_languages
     from ..encoders.hf import HFEncoder
     from ..errors import BadInputError
     from ..tasks.runner import progress_bar
     from ..training.distill import DistillConfig, distill, planned_steps
-    from .common import check_outputs
 
-    check_outputs(args, dirs={"out": "--out"})
-    check_device(args.device)  # before any data is read or model loaded
     earlier = _earlier_checkpoints(args.out)
     if earlier and not args.overwrite:
         raise BadInputError(f"--out {args.out} already holds {len(earlier)} checkpoint(s) of an earlier run "
                             f"({earlier[0].name} ...): a second run there would mix two runs' checkpoints; give another "
                             "--out, or --overwrite to replace them")
     cfg = DistillConfig(batch_size=args.batch_size, lr=args.lr, warmup=args.warmup, max_length=args.max_length,
-                        steps=args.steps, epochs=args.epochs, save_every=args.save_every,
+                        steps=args.steps or 0, epochs=args.epochs, save_every=args.save_every,
                         english=not args.no_english, seed=args.seed, device=args.device, prompt=args.prompt,
                         loss=args.loss, center_teacher=args.center_teacher)
     cfg.check()  # every knob before any data is read or model loaded
@@ -496,7 +540,7 @@ def run_distill(args) -> int:
     written = {r.out.name for r in results}
     for stale in earlier:  # --overwrite: the earlier run's steps this run did not write go too
         if stale.name not in written:
-            shutil.rmtree(stale)
+            shutil.rmtree(stale) if stale.is_dir() and not stale.is_symlink() else stale.unlink()
     last = results[-1]
     print(f"distilled {last.steps} steps in {last.seconds:.1f}s ({last.steps_per_second:.3f} steps/s, batch "
           f"{cfg.batch_size}); loss {last.losses[0]:.4f} -> {last.losses[-1]:.4f}; {len(results)} checkpoint(s): "

@@ -152,6 +152,22 @@ def _parse_sums(sha256: Iterable[str], checksums_file: str | os.PathLike | None,
     return given
 
 
+# Bounds of a download's patience: up to 100 resumes of a dropped connection, and from 0.1 s to
+# one hour of waiting for the server (urllib refuses 0 and negative timeouts with a ValueError; an
+# hour is past any server's answer, so a larger value is a unit mistake).
+MAX_RETRIES = 100
+MIN_TIMEOUT, MAX_TIMEOUT = 0.1, 3600.0
+
+
+def check_attempts(retries: int, timeout: float) -> None:
+    """``retries`` and ``timeout`` within their bounds, before anything is fetched or written."""
+    if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= MAX_RETRIES:
+        raise BadInputError(f"--retries is an integer from 0 to {MAX_RETRIES}, not {retries!r}")
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not MIN_TIMEOUT <= timeout <= MAX_TIMEOUT:
+        raise BadInputError(f"--timeout is a number of seconds from {MIN_TIMEOUT:g} to {MAX_TIMEOUT:g}, "
+                            f"not {timeout!r}")
+
+
 def download(source: str | Source, to: str | os.PathLike | None = None, *, langs: Iterable[str] = (),
              pairs: Iterable[str] = (), splits: Iterable[str] = (), mirror: str | None = None, sha256: Iterable[str] = (),
              checksums_file: str | os.PathLike | None = None, unverified: bool = False, token: str | None = None,
@@ -160,8 +176,7 @@ def download(source: str | Source, to: str | os.PathLike | None = None, *, langs
     """Fetch, verify and install ``source`` under ``to`` (default: ``default_root()``); see the module
     docstring. ``mirror`` replaces the source's base URL (an internal mirror, a local server)."""
     src = source if isinstance(source, Source) else resolve_source(source, langs, pairs, splits)
-    if retries < 0:
-        raise BadInputError(f"retries must be 0 or more, got {retries}")
+    check_attempts(retries, timeout)
     token = token if token is not None else (os.environ.get("HF_TOKEN") or os.environ.get("HUGGING_FACE_HUB_TOKEN"))
     if src.gated and not token and not mirror:
         raise MissingResourceError(src.gated)

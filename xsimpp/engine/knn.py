@@ -33,6 +33,12 @@ BWD_SCOPES = ("all", "forward")
 DEFAULT_BLOCK_BYTES = 256 * 2**20
 # Bytes per GEMM value a block costs: the float32 block (the kernels' scratch is per column).
 BLOCK_BYTES_PER_VALUE = 4
+# Bounds of EngineConfig's block budget and threads: a budget below one GEMM value (4 bytes) holds
+# nothing, so no block could keep to it ("--block-memory 1B"; tests use blocks of a few values to
+# cut tiny products into many); 1 TiB is past any machine's memory. Each thread keeps its own
+# tiles and selection scratch, so threads beyond 1024 (far past any CPU count) only multiply them.
+MIN_BLOCK_BYTES, MAX_BLOCK_BYTES = BLOCK_BYTES_PER_VALUE, 2**40
+MAX_THREADS = 1024
 # EngineConfig's tile and layout sizes: (field, least, most, None allowed). The upper bounds catch a
 # size given in the wrong unit (bytes for columns) before anything is allocated.
 _TUNING_BOUNDS = (("tile_cols_per_thread", 1, 2**24, False),
@@ -81,10 +87,13 @@ class EngineConfig:
     mining_tile_cols: int | None = None
 
     def __post_init__(self) -> None:
-        if not isinstance(self.block_bytes, (int, np.integer)) or self.block_bytes < 1:
-            raise BadInputError(f"block_bytes must be a positive byte count, got {self.block_bytes!r}")
-        if self.threads is not None and (not isinstance(self.threads, (int, np.integer)) or self.threads < 1):
-            raise BadInputError(f"threads must be a positive integer, got {self.threads!r}")
+        if not isinstance(self.block_bytes, (int, np.integer)) or isinstance(self.block_bytes, bool) \
+                or not MIN_BLOCK_BYTES <= self.block_bytes <= MAX_BLOCK_BYTES:
+            raise BadInputError(f"the block memory (block_bytes) is from {MIN_BLOCK_BYTES} bytes (one value) to 1TB "
+                                f"({MAX_BLOCK_BYTES} bytes), got {self.block_bytes!r}")
+        if self.threads is not None and (not isinstance(self.threads, (int, np.integer))
+                                         or isinstance(self.threads, bool) or not 1 <= self.threads <= MAX_THREADS):
+            raise BadInputError(f"threads must be a positive integer up to {MAX_THREADS}, got {self.threads!r}")
         for name, least, most, none_ok in _TUNING_BOUNDS:
             value = getattr(self, name)
             if value is None and none_ok:

@@ -85,8 +85,9 @@ class RowSource:
             self.path = check_input_file(data, f"{name} file")
             try:
                 mm = np.load(self.path, mmap_mode="r", allow_pickle=False)
-            except ValueError as e:
-                raise BadInputError(f"{name}: {self.path} is not a readable .npy file ({e})") from None
+            except (ValueError, EOFError) as e:  # EOFError: an empty (0-byte) file
+                raise BadInputError(f"{name}: {self.path} is not a readable .npy file "
+                                    f"({e or 'it is empty'})") from None
             if mm.ndim != 2 or not mm.flags.c_contiguous or mm.dtype.kind != "f":
                 raise BadInputError(f"{name}: {self.path} must hold a C-order 2-D float array, got {mm.dtype} {mm.shape}")
             self.shape, self.dtype, self._offset = mm.shape, mm.dtype, mm.offset
@@ -380,12 +381,29 @@ def _resume_or_plan(out: Path, ident: dict, max_memory: int | str, cfg: EngineCo
             if old_ident != ident:
                 raise BadInputError(f"{out} holds a mining run of other inputs or settings; use a new --out folder "
                                     "or delete it")
+            _check_plan(manifest_path, old_plan, ident)
             log.info("resuming %s: %d-row shards", out, old_plan.shard_rows)
             return old_plan
     n_src, n_tgt, dim, k = ident["n_src"], ident["n_tgt"], ident["dim"], ident["k"]
     plan = plan_mining(n_src, n_tgt, dim, k, max_memory, cfg.mining_shard_rows, cfg.mining_tile_cols)
     atomic_write_json(manifest_path, {"ident": ident, "plan": asdict(plan)})
     return plan
+
+
+def _check_plan(manifest_path: Path, plan: MiningPlan, ident: dict) -> None:
+    """A resumed run's layout as its manifest states it, checked against the inputs before any
+    shard is read: an edited manifest (shard_rows 0 or -7, k 2 for a k-4 run) is one sentence, not
+    a ZeroDivisionError or a broadcast error deep inside the merge."""
+    for name, value in asdict(plan).items():
+        least = 0 if name == "est_peak_bytes" else 1
+        if not isinstance(value, int) or isinstance(value, bool) or value < least:
+            raise BadInputError(f"{manifest_path} says {name} = {value!r}, which no mining run writes (it was edited "
+                                "or damaged); delete it to start afresh (shards are reused where they verify)")
+    for name in ("n_src", "n_tgt", "dim", "k"):
+        if getattr(plan, name) != ident[name]:
+            raise BadInputError(f"{manifest_path} says {name} = {getattr(plan, name)} in its plan but {ident[name]} "
+                                "for its inputs (it was edited or damaged); delete it to start afresh (shards are "
+                                "reused where they verify)")
 
 
 def _finish(out: Path, plan: MiningPlan, margin: str) -> MarginKNN:

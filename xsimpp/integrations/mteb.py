@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import os
 import tempfile
 from collections import defaultdict
 from pathlib import Path
@@ -229,9 +230,16 @@ def to_mteb_results(results: Results | Iterable[ResultRecord], folder) -> list[P
     ``<mteb cache>/results`` to put them where ``mteb.ResultCache`` reads): one
     ``<model>/<revision>/<TaskName>.json`` per model and task, with ``model_meta.json``; returns the
     result files written. Every file is written or none."""
+    if isinstance(results, (str, bytes, os.PathLike)) or not isinstance(results, (Results, Iterable)):
+        raise BadInputError(f"to_mteb_results takes a run's Results or a list of ResultRecord, not {results!r}")
     records = list(results.records if isinstance(results, Results) else results)
+    if not all(isinstance(r, ResultRecord) for r in records):
+        raise BadInputError("to_mteb_results takes a run's Results or a list of ResultRecord; the list holds "
+                            f"{type(next(r for r in records if not isinstance(r, ResultRecord))).__name__}")
     if not records:
         raise BadInputError("no records to export; run xsimpp.evaluate first")
+    if not isinstance(folder, (str, os.PathLike)):
+        raise BadInputError(f"to_mteb_results writes into a folder (a path), not {folder!r}")
     out = check_output_dir(Path(folder).expanduser(), "MTEB results folder")
     grouped: dict[tuple[str, str, type[XsimTask]], list[ResultRecord]] = defaultdict(list)
     for r in records:
@@ -248,7 +256,7 @@ def to_mteb_results(results: Results | Iterable[ResultRecord], folder) -> list[P
             for r in recs:
                 scores[r.signature.split][f"{r.src_lang}-{r.tgt_lang}"] = task.scores(r)
             result = TaskResult.from_task_results(task, scores, evaluation_time=None,
-                                                  date=max(datetime.datetime.fromisoformat(r.created) for r in recs))
+                                                  date=max(_created(r) for r in recs))
             staged = staging.get_task_result_path(task.metadata.name, meta)
             # <model>/<revision>/<task>.json, each name checked before anything is written: a revision
             # such as '../x' must not choose where the file goes
@@ -265,6 +273,16 @@ def to_mteb_results(results: Results | Iterable[ResultRecord], folder) -> list[P
             written.append(target)
         atomic_write_many(files)
     return written
+
+
+def _created(record: ResultRecord) -> datetime.datetime:
+    """When the record was made (MTEB's result date); a damaged date ends in one sentence."""
+    try:
+        return datetime.datetime.fromisoformat(record.created)
+    except (TypeError, ValueError):
+        raise BadInputError(f"the {record.metric} record {record.src_lang}-{record.tgt_lang} of "
+                            f"{record.signature.encoder} has no readable creation date (created: {record.created!r}, "
+                            "not an ISO date); re-run it to export it") from None
 
 
 def _merged(path: Path, new: TaskResult) -> TaskResult:

@@ -20,6 +20,7 @@ from ..errors import BadInputError
 from ..results import Outcomes, ResultRecord
 from ..scoring.significance import AR_TRIALS, BOOTSTRAP_RESAMPLES, DEFAULT_SEED, PairedResult, compare, correct
 from ..tasks.intervals import outcome_units
+from .select import check_value
 from ..tasks import registry
 
 ENCODER_FIELDS = ("encoder", "encoder_revision", "encoder_fingerprint")
@@ -79,6 +80,8 @@ def check_comparable(a: ResultRecord, b: ResultRecord) -> None:
 def verdict(row: PairedResult, p_bs: float, p_ar: float, alpha: float, lower_is_better: bool, system: str,
             baseline: str) -> str:
     d = row.difference
+    if d == 0 and row.ci_low == row.ci_high == 0:
+        return f"no difference: the two agree on every resample (no significant difference at p < {alpha:g})"
     if p_bs < alpha and p_ar < alpha and d != 0:
         better = (d < 0) == lower_is_better
         return f"{system} is {'better' if better else 'worse'} than {baseline} (both tests, p < {alpha:g})"
@@ -125,6 +128,8 @@ def compare_records(baseline: Sequence[ResultRecord], system: Sequence[ResultRec
     base_units, sys_units = [], []
     for p in pairs:
         a, b = outcomes(base_pairs[p]), outcomes(sys_pairs[p])
+        for r, o in ((base_pairs[p], a), (sys_pairs[p], b)):
+            check_value(r, o, f"the {r.metric} {'-'.join(p)} result of {r.signature.encoder}")
         if not (np.array_equal(a.gold, b.gold) and len(a) == len(b)):
             raise BadInputError(f"the outcomes of {'-'.join(p)} are not on the same sentences")
         base_units.append(outcome_units(a))

@@ -17,20 +17,26 @@ from typing import Any
 from ..version import __version__
 from ..errors import BadInputError
 from ..tasks import registry
-from ..results import UNCOMPARED_PARAMS
 from ..textio import atomic_write_text
+from .select import settings_text
 
 ERROR_TYPE_ORDER = ("causality", "entity", "number", "misaligned")
 
-# The page style and the sorting script every HTML report (results, study, explain) shares.
+# The page style and the sorting script every HTML report (results, study, explain) shares. A wide
+# table (8 language pairs and more) scrolls inside the page, its headers wrap at the pair's hyphen,
+# and the first column (the encoder) and the last (the average) stay in view while it scrolls.
 PAGE_CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:2em auto;max-width:1200px;
  padding:0 1em;color:#1b1f24}
 h1{font-size:1.5em;margin-bottom:.2em}h2{font-size:1.15em;margin:1.8em 0 .4em}
 .meta{color:#57606a;font-size:.9em}
-table{border-collapse:collapse;margin:.4em 0 1em;font-variant-numeric:tabular-nums}
-th,td{border:1px solid #d0d7de;padding:.3em .6em;text-align:right;white-space:nowrap}
-th{background:#f6f8fa;cursor:pointer;user-select:none}
+table{border-collapse:collapse;margin:.4em 0 1em;font-variant-numeric:tabular-nums;display:block;max-width:100%;
+ overflow-x:auto}
+th,td{border:1px solid #d0d7de;padding:.3em .6em;text-align:right;white-space:nowrap;background:#fff}
+th{background:#f6f8fa;cursor:pointer;user-select:none;white-space:normal;min-width:4.5em}
+td.t{white-space:normal;overflow-wrap:anywhere;min-width:8em;max-width:18em}
+th:first-child,td:first-child{position:sticky;left:0;z-index:1}
+th:last-child,td:last-child{position:sticky;right:0;z-index:1}
 th[aria-sort=ascending]::after{content:" \\25B2"}th[aria-sort=descending]::after{content:" \\25BC"}
 td.t,th.t{text-align:left}tr:nth-child(even) td{background:#fbfcfd}
 td.best{font-weight:700;background:#e6f4ea!important}
@@ -204,8 +210,7 @@ def leaderboard_html(df, title: str = "xsimpp leaderboard") -> str:
     # signature after the metric: margin, k, mode, a BUCC threshold rule, xsim++ negatives, ...), so
     # numbers meet only where they compare, and a record without a margin (MTEB's F1) has its table.
     # How an interval was drawn (ci) changes no number: it splits no table.
-    keyed = df.assign(settings=df["signature"].map(
-        lambda sig: "|".join(p for p in str(sig).split("|")[4:] if not p.startswith(f"{UNCOMPARED_PARAMS[0]}:"))))
+    keyed = df.assign(settings=df["signature"].map(settings_text))
     groups = list(keyed.groupby(["dataset", "split", "metric", "settings"], sort=True))
     # A table's id (the page's #sort=ID:COLUMN:DIR links) names dataset, split, metric, margin, k and
     # mode, as it always has; tables those share are told apart by a digest of their other settings.

@@ -14,6 +14,7 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import BadInputError, MissingResourceError
+from .select import settings_text
 
 ERROR_TYPE_ORDER = ("causality", "entity", "number", "misaligned")
 TYPE_COLORS = {"causality": "#d1495b", "entity": "#edae49", "number": "#00798c", "misaligned": "#8d99ae"}
@@ -74,9 +75,10 @@ def _pair_labels(src, tgt) -> list[str]:
 
 def _one_setting(sub, what: str):
     """One table's worth of results per metric: every signed setting alike (margin, k, mode, the
-    xsim++ negatives, ...), read from the signatures as the leaderboard reads them."""
+    xsim++ negatives, ...), read from the signatures as the leaderboard reads them; how an interval
+    was drawn (ci) changes no number, so it is not compared (as ``Signature.comparable_with``)."""
     for metric, g in sub.groupby("metric"):
-        settings = sorted({"|".join(str(sig).split("|")[4:]) for sig in g["signature"]})
+        settings = sorted(set(g["signature"].map(settings_text)))
         if len(settings) > 1:
             differ = sorted(set.union(*map(set, (x.split("|") for x in settings))) -
                             set.intersection(*map(set, (x.split("|") for x in settings))))

@@ -18,8 +18,9 @@ average for error rates, the mean over languages for accuracies (XTREME) and F1 
   one d, i.e. the bootstrap distribution shifted to the null, Efron & Tibshirani 1993, ch. 16) and
   ``sacrebleu`` (its ``--paired-bs``, the Moses script's: the centred |resampled difference|
   against |d|), equal to sacrebleu's own function on the same statistics
-  (tests/test_significance.py). The sacrebleu statistic compares a spread around E|d*| with |d|,
-  which rejects too often: on two equally good systems (5 % errors on 1 012 items, 10 % on 400)
+  (tests/test_significance.py) except on results equal on every resample, where it is 1 rather
+  than the smallest p-value its centred statistic gives. The sacrebleu statistic compares a
+  spread around E|d*| with |d|, which rejects too often: on two equally good systems (5 % errors on 1 012 items, 10 % on 400)
   it gave p < 0.05 in 9.6 % and 10.2 % of 2 000 repetitions, the shift p-value in 4.9 % and 4.3 %
   (benchmarks/results/significance_calibration.json), hence the default.
 - ``paired_randomization``: sacrebleu's ``--paired-ar`` (Riezler & Maxwell 2005), the two-sided
@@ -44,6 +45,18 @@ BOOTSTRAP_P = ("shift", "sacrebleu")
 DEFAULT_SEED = 12345  # sacrebleu's SACREBLEU_SEED default
 BOOTSTRAP_RESAMPLES = 1000  # sacrebleu's --paired-bs default
 AR_TRIALS = 10000  # sacrebleu's --paired-ar default
+MAX_SEED = 2**63 - 1  # what numpy's default_rng takes (textio.MAX_SEED, which scoring does not import)
+# Bounds of the resamples and trials. A 95 % percentile interval is the 2.5th and 97.5th percentile
+# of the resamples: below 100 its tails hold one or two resamples each (1 resample gave an interval
+# that excluded its own estimate); a p-value (c + 1) / (N + 1) from fewer than 100 trials cannot
+# fall below 0.01. Above 100 000 resamples (1 000 000 trials) the Monte-Carlo error of a bound (a
+# p-value) is far below the sampling error it measures, while the time and the resample indices
+# (8 bytes per unit per resample) keep growing.
+MIN_RESAMPLES, MAX_RESAMPLES = 100, 100_000
+MIN_TRIALS, MAX_TRIALS = 100, 1_000_000
+# Resample indices held at once (int64): 2**28 = 2 GiB. Percentile intervals draw in batches past
+# it; the paired bootstrap draws sacrebleu's resamples in one piece, so more is refused.
+MAX_INDICES = 2**28
 
 
 def weighted_f1(gold: np.ndarray, chosen: np.ndarray) -> np.ndarray:
@@ -147,10 +160,25 @@ def check_level(level: float) -> float:
     return float(level)
 
 
-def check_count(n: int, what: str) -> int:
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise BadInputError(f"the number of {what} must be a positive integer, not {n!r}")
+def check_count(n: int, what: str, low: int, high: int) -> int:
+    """``n`` resamples or trials, an integer from ``low`` to ``high`` (see MIN_RESAMPLES)."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not low <= n <= high:
+        raise BadInputError(f"the number of {what} is an integer from {low} to {high}, not {n!r}")
     return int(n)
+
+
+def check_resamples(n: int, what: str = "resamples") -> int:
+    return check_count(n, what, MIN_RESAMPLES, MAX_RESAMPLES)
+
+
+def check_trials(n: int, what: str = "randomisation trials") -> int:
+    return check_count(n, what, MIN_TRIALS, MAX_TRIALS)
+
+
+def check_seed(seed: int) -> int:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed <= MAX_SEED:
+        raise BadInputError(f"a seed is an integer from 0 to {MAX_SEED}, not {seed!r}")
+    return int(seed)
 
 
 def confidence_interval(groups: Sequence[Units], *, level: float = 0.95, n_resamples: int = BOOTSTRAP_RESAMPLES,
@@ -160,14 +188,18 @@ def confidence_interval(groups: Sequence[Units], *, level: float = 0.95, n_resam
     from scipy.stats import bootstrap
 
     statistic = _check(groups)
-    level, n_resamples = check_level(level), check_count(n_resamples, "resamples")
+    level, n_resamples, seed = check_level(level), check_resamples(n_resamples), check_seed(seed)
+    units = sum(len(g) for g in groups)
+    # scipy draws every resample's indices at once unless batched: past the budget, batches (a
+    # batched draw is another draw, so the intervals within the budget stay those stored so far)
+    batch = None if n_resamples * units <= MAX_INDICES else max(1, MAX_INDICES // units)
 
     def stat(*idx, axis=-1):
         return _over_resamples(lambda *rows: _combine([g.parts(i) for g, i in zip(groups, rows)], statistic), idx,
                                axis)
 
     res = bootstrap([np.arange(len(g)) for g in groups], stat, n_resamples=n_resamples, confidence_level=level,
-                    method="percentile", vectorized=True, random_state=np.random.default_rng(seed))
+                    method="percentile", vectorized=True, batch=batch, random_state=np.random.default_rng(seed))
     return float(res.confidence_interval.low), float(res.confidence_interval.high)
 
 
@@ -210,6 +242,11 @@ def paired_bootstrap_samples(base: Sequence[Units], system: Sequence[Units], n_r
     """The baseline's and the system's overall value on each of sacrebleu's paired resamples:
     ``default_rng(seed).choice(n, size=(n_resamples, n))`` per language, in order."""
     statistic = _paired(base, system)
+    units = sum(len(g) for g in base)
+    if n_resamples * units > MAX_INDICES:
+        raise BadInputError(f"{n_resamples} paired resamples of {units} sentences would hold "
+                            f"{8 * n_resamples * units / 2**30:.0f} GiB of indices at once; use at most "
+                            f"{MAX_INDICES // units} resamples (--resamples) or fewer languages")
     rng = np.random.default_rng(seed)
     idx = [rng.choice(len(g), size=(n_resamples, len(g)), replace=True) for g in base]
     return (_combine([g.parts(i) for g, i in zip(base, idx)], statistic),
@@ -226,6 +263,10 @@ def paired_bootstrap_p(scores_base: np.ndarray, scores_sys: np.ndarray, real_dif
     diffs = scores_sys - scores_base
     if method == "shift":
         count = int(np.sum(np.abs(diffs - real_difference) >= abs(real_difference)))
+    elif real_difference == 0 and not diffs.any():
+        # the two systems agree on every resample: no evidence of a difference at all (the centred
+        # statistic is then 0 everywhere and would give the smallest p-value)
+        return 1.0
     else:
         sample = np.abs(diffs)
         count = int(np.sum(sample - sample.mean() > abs(real_difference)))
@@ -239,7 +280,7 @@ def paired_randomization(base: Sequence[Units], system: Sequence[Units], *, n_tr
     from scipy.stats import permutation_test
 
     statistic = _paired(base, system)
-    n_trials = check_count(n_trials, "randomisation trials")
+    n_trials, seed = check_trials(n_trials), check_seed(seed)
     # One index space per language: i is the baseline's unit i, n + i the system's; scipy pairs
     # the two samples it is given, so several languages are one flat pairing of every unit.
     both = [_stack(a, b) for a, b in zip(base, system)]
@@ -288,8 +329,8 @@ def compare(base: Sequence[Units], system: Sequence[Units], *, level: float = 0.
             bootstrap_method: str = "shift") -> PairedResult:
     """System against baseline on the same items: the difference, its paired-bootstrap interval
     and both paired tests (sacrebleu's defaults: 1 000 resamples, 10 000 trials, seed 12345)."""
-    level = check_level(level)
-    n_resamples = check_count(n_resamples, "resamples")
+    level, seed = check_level(level), check_seed(seed)
+    n_resamples, n_trials = check_resamples(n_resamples), check_trials(n_trials)
     b_scores, s_scores = paired_bootstrap_samples(base, system, n_resamples, seed)
     b_value, s_value = value(base), value(system)
     diffs = s_scores - b_scores

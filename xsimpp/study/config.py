@@ -22,7 +22,7 @@ from typing import Any
 from ..datasets.base import STYLES
 from ..datasets.pool import ENGLISH
 from ..errors import BadInputError
-from ..tasks.mining import MiningSettings, MiningSource
+from ..tasks.mining import WHOLE_SOURCES, MiningSettings, MiningSource
 from ..tasks.xsim import XsimSettings
 from .columns import column_taken
 
@@ -207,7 +207,7 @@ class EncoderSpec:
     name: str  # registered encoder name
     options: dict[str, Any] = field(default_factory=dict)
     family: str = ""
-    optional: bool = False  # skipped with a note when its model folder is absent
+    optional: bool = False  # skipped with a note when its model folder is absent or its checkpoint damaged
 
 
 @dataclass(frozen=True)
@@ -251,7 +251,7 @@ class StudyConfig:
     task_proxies: list[TaskProxy] = field(default_factory=list)  # [[proxies.task]]
     # [mining]: the mining-f1 task's own knobs, defaults included (xsimpp.tasks.mining)
     distractors: int = MiningSettings.distractors
-    whole_sources: list[str] = field(default_factory=lambda: list(MiningSource.whole_sources))
+    whole_sources: list[str] = field(default_factory=lambda: list(WHOLE_SOURCES))
     fill_sources: list[str] = field(default_factory=lambda: list(MiningSource.fill_sources))
     margin: str = MiningSettings.margin
     k: int = MiningSettings.k
@@ -578,7 +578,7 @@ def load_config(path: str | Path | None = None, preset: str | None = None) -> St
 
     p = check_input_file(path, "study configuration")
     try:
-        text = p.read_text(encoding="utf-8")
+        text = p.read_text(encoding="utf-8-sig")  # a byte-order mark (Windows editors write one) is not TOML
     except UnicodeDecodeError as e:
         raise BadInputError(f"{p} is not valid UTF-8 ({e.reason})") from None
     return parse_config(text, str(p))

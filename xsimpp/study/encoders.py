@@ -33,7 +33,8 @@ import numpy as np
 from ..cache import EmbeddingCache, MemoryCache, encode_cached, open_encoder_cache, sentence_key
 from ..encoders import create_encoder
 from ..encoders.base import PairScorer, VectorEncoder
-from ..errors import BadInputError, MissingResourceError
+from ..encoders.backbone.manifest import training_manifest
+from ..errors import BadInputError, MissingResourceError, XsimppError
 from .config import EncoderSpec
 
 log = logging.getLogger(__name__)
@@ -202,10 +203,26 @@ def _group_key(spec: EncoderSpec, encoder) -> tuple | None:
     return None
 
 
+def checkpoint_damage(spec: EncoderSpec) -> str | None:
+    """What is wrong with the training record of a member's checkpoint folder (``options.model``),
+    read before the encoder is built (damage there is the member's, not a bad option of the
+    config); None when it reads or there is none."""
+    model = spec.options.get("model")
+    if not isinstance(model, str) or not Path(model).expanduser().is_dir():
+        return None
+    try:
+        training_manifest(Path(model).expanduser())
+    except XsimppError as e:
+        return f"its checkpoint is damaged ({e})"
+    return None
+
+
 def build_encoders(specs: Sequence[EncoderSpec], *, cache: bool | str | Path = True,
                    notes: list[str] | None = None) -> list[StudyEncoder]:
-    """Load every encoder of the grid (an optional one whose model folder is absent is skipped
-    with a note); group those that share a forward pass."""
+    """Load every encoder of the grid; group those that share a forward pass. A member whose
+    model folder is absent or whose checkpoint record (``xsimpp_training.json``) is damaged ends
+    the study in one sentence, unless it is marked ``optional``: then it is skipped with a note
+    (never silently: a study without a member is another study)."""
     from ..encoders.hf import HFEncoder
     from ..encoders.onealigner import OneAligner, in_batch_normalize
 
@@ -217,15 +234,20 @@ def build_encoders(specs: Sequence[EncoderSpec], *, cache: bool | str | Path = T
         if spec.name == "onealigner" and spec.options.get("scoring", "bertscore") != "mean":
             raise BadInputError(f"encoder '{spec.label}': OneAligner's BERTScore is token-level, infeasible against "
                                 "tens of thousands of distractors on a CPU; use options scoring = \"mean\"")
-        try:
-            enc = create_encoder(spec.name, **spec.options)
-        except MissingResourceError as e:
+        damage = checkpoint_damage(spec)
+        if damage is None:
+            try:
+                enc = create_encoder(spec.name, **spec.options)
+            except MissingResourceError as e:
+                damage = str(e)
+            except (TypeError, ValueError) as e:
+                raise BadInputError(f"encoder '{spec.label}' ({spec.name}): bad options {spec.options} ({e})") from None
+        if damage is not None:
             if spec.optional:
-                notes.append(f"encoder '{spec.label}' skipped: {e}")
+                notes.append(f"encoder '{spec.label}' (optional) skipped: {damage}")
                 continue
-            raise BadInputError(f"encoder '{spec.label}': {e}") from None
-        except (TypeError, ValueError) as e:
-            raise BadInputError(f"encoder '{spec.label}' ({spec.name}): bad options {spec.options} ({e})") from None
+            raise BadInputError(f"encoder '{spec.label}': {damage}; the study needs every member it lists (mark it "
+                                "optional = true to run without it)")
         if enc.kind != "vector" and spec.name != "onealigner":
             raise BadInputError(f"encoder '{spec.label}' ({spec.name}) scores sentence pairs; a study needs vectors "
                                 "(a pair scorer over tens of thousands of distractors is out of reach on a CPU)")

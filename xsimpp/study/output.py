@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from ..errors import BadInputError
-from ..textio import atomic_dir, check_output_dir, json_text, make_dirs
+from ..textio import atomic_dir, check_output_dir, json_text, make_dirs, os_failure
 from ..tasks import registry
 from ..tasks.mining import GROUND_TRUTHS
 from .run import StudyResult
@@ -110,6 +110,9 @@ def write_study(result: StudyResult, out: str | os.PathLike, overwrite: bool = F
     with atomic_dir(dest, "--out") as tmp:
         for rel, data in files.items():
             path = tmp / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+            try:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                path.write_bytes(data)
+            except OSError as e:  # a full disk's write error carries no file name: name the report's file
+                raise os_failure(e, "write the study report", dest / rel) from None
     return dest

@@ -11,17 +11,33 @@ def study(config=None, *, preset: str | None = None, data_dir=None, cache=True, 
     """The proxy-validation study of `xsimpp study`: ``config`` is a TOML file (or a parsed
     ``xsimpp.study.config.StudyConfig``), ``preset`` a built-in one ("small", "large"). Every
     input is checked (languages, data, distractor pool, encoders) before any encoding. Returns
-    ``xsimpp.study.run.StudyResult``; ``out``: also write the report folder (atomically)."""
+    ``xsimpp.study.run.StudyResult``; ``out``: also write the report folder (atomically), claimed
+    for the whole run (``textio.claimed``) so that a second study naming it at once is refused."""
+    import contextlib
+
+    from ..textio import claimed
     from .config import StudyConfig, load_config
+
+    cfg = config if isinstance(config, StudyConfig) else load_config(config, preset)
+    with claimed(out, "--out") if out is not None else contextlib.nullcontext():
+        if out is not None:
+            from .output import check_out_dir
+
+            check_out_dir(out, overwrite)  # under the claim: no other run can fill it before the rename
+        result = _run(cfg, data_dir, cache, progress, engine)
+        if out is not None:
+            from .output import write_study
+
+            write_study(result, out, overwrite)
+    return result
+
+
+def _run(cfg, data_dir, cache, progress: bool, engine):
+    """The study of a checked configuration: data and encoders loaded, the grid run with progress bars."""
     from .data import load_study_data
     from .encoders import build_encoders
     from .run import check_encoders_cover, run_study
 
-    cfg = config if isinstance(config, StudyConfig) else load_config(config, preset)
-    if out is not None:
-        from .output import check_out_dir
-
-        check_out_dir(out, overwrite)
     data = load_study_data(cfg, data_dir)
     notes: list[str] = []
     encoders = build_encoders(cfg.encoders, cache=cache if cache else False, notes=notes)
@@ -46,8 +62,4 @@ def study(config=None, *, preset: str | None = None, data_dir=None, cache=True, 
         for e in encoders:
             if e.cache is not None:
                 e.cache.close()
-    if out is not None:
-        from .output import write_study
-
-        write_study(result, out, overwrite)
     return result

@@ -16,6 +16,7 @@ not change under it. ``xsimpp.tasks.runner`` runs every task the same way.
 from __future__ import annotations
 
 import numbers
+import os
 from dataclasses import dataclass, field, fields
 from typing import Any, Callable, ClassVar, Sequence
 
@@ -28,7 +29,8 @@ from ..encoders.base import Encoder
 from ..engine import MARGINS
 from ..errors import BadInputError
 from ..options import knob
-from ..textio import MAX_SEED, seed
+from ..scoring.significance import BOOTSTRAP_RESAMPLES, DEFAULT_SEED, MAX_RESAMPLES, MIN_RESAMPLES
+from ..textio import MAX_SEED, path, seed
 from ..results import ResultRecord, Signature
 
 
@@ -61,13 +63,22 @@ def check_knob_types(cls: type, given: dict[str, Any]) -> dict[str, Any]:
     import typing
 
     hints = typing.get_type_hints(cls)
+    declared = {f.name: f for f in fields(cls)}
     out = dict(given)
     for name, value in given.items():
+        if isinstance(value, np.generic):
+            value = out[name] = value.item()
+        knob_field = declared.get(name)
+        md = knob_field.metadata if knob_field is not None else {}
+        # a path knob takes a path (mine's embeddings also an array), never a number
+        if md.get("type") is path and value is not None and not isinstance(value, (str, os.PathLike, np.ndarray)):
+            raise BadInputError(f"--{name.replace('_', '-')} takes a path (text or pathlib.Path), not {value!r}")
+        if isinstance(knob_field.default if knob_field is not None else None, tuple) and isinstance(value, str) \
+                and callable(md.get("type")):
+            value = out[name] = md["type"](value)  # a list knob given one text: read as the CLI reads it (a,b)
         allowed = _plain_types(hints[name]) if name in hints else None
         if allowed is None:
             continue
-        if isinstance(value, np.generic):
-            value = out[name] = value.item()
         # numpy's integers and floats count as the numbers they are (a grid loop over np.arange)
         accepted = tuple({int: numbers.Integral, float: numbers.Real}.get(t, t) for t in allowed)
         wrong = not isinstance(value, accepted) or (isinstance(value, bool) and bool not in allowed)
@@ -76,6 +87,19 @@ def check_knob_types(cls: type, given: dict[str, Any]) -> dict[str, Any]:
             kinds = " or ".join(names[t] for t in dict.fromkeys(allowed) if not (t is int and float in allowed))
             raise BadInputError(f"--{name.replace('_', '-')} takes {kinds}, not {value!r}")
     return out
+
+
+def check_knob_bounds(declared: Any) -> None:
+    """Every knob of a built ``Source`` or ``Settings`` within its declared ``min``/``max``, checked
+    before any input is read: one sentence naming the knob (as its CLI flag) and its range, never a
+    number silently capped (``--flores-lines 5000``) nor a run that cannot end."""
+    from ..options import describe, within_bounds
+
+    for f in fields(declared):
+        value = getattr(declared, f.name)
+        if not within_bounds(f, value):
+            flag = f.metadata.get("flag") or f"--{f.name.replace('_', '-')}"
+            raise BadInputError(f"{flag} takes {describe(f)}, not {value!r}")
 
 
 def preset_values(cls: type, protocol: str | None, given: dict[str, Any]) -> dict[str, Any]:
@@ -150,18 +174,25 @@ class IntervalSettings(Settings):
     ci: float | None = knob(None, "add a percentile-bootstrap confidence interval at this level to every number and "
                                   "average (--ci alone: 0.95)", type=float, const=0.95, metavar="LEVEL",
                             unsigned=_SIGNED_WITH_INTERVAL)
-    ci_resamples: int = knob(1000, "bootstrap resamples of --ci", type=int, unsigned=_SIGNED_WITH_INTERVAL)
-    ci_seed: int = knob(12345, "seed of --ci's resamples (sacrebleu's default)", type=seed,
+    ci_resamples: int = knob(BOOTSTRAP_RESAMPLES, "bootstrap resamples of --ci (from 100, so that a 95%% interval's "
+                             "tails hold a few resamples, to 100000)", type=int, min=MIN_RESAMPLES,
+                             max=MAX_RESAMPLES, unsigned=_SIGNED_WITH_INTERVAL)
+    ci_seed: int = knob(DEFAULT_SEED, "seed of --ci's resamples (sacrebleu's default)", type=seed, min=0, max=MAX_SEED,
                         unsigned=_SIGNED_WITH_INTERVAL)
 
     def __post_init__(self) -> None:
-        from ..scoring.significance import check_count, check_level
+        from ..scoring.significance import check_level, check_resamples
 
         if self.ci is not None:
             check_level(self.ci)
-        check_count(self.ci_resamples, "--ci-resamples")
+        check_resamples(self.ci_resamples, "--ci-resamples")
         if isinstance(self.ci_seed, bool) or not isinstance(self.ci_seed, int) or not 0 <= self.ci_seed <= MAX_SEED:
             raise BadInputError(f"--ci-seed must be an integer from 0 to {MAX_SEED}, not {self.ci_seed!r}")
+        if self.ci is None:  # an interval's resamples or seed without an interval would be dropped unseen
+            for name, default in (("ci_resamples", BOOTSTRAP_RESAMPLES), ("ci_seed", DEFAULT_SEED)):
+                if getattr(self, name) != default:
+                    raise BadInputError(f"--{name.replace('_', '-')} sets how --ci draws its interval; add --ci "
+                                        "(e.g. --ci 0.95) or leave it out")
 
     def interval_label(self) -> str:
         """What an interval's record signs (its 'ci' key)."""
@@ -171,6 +202,14 @@ class IntervalSettings(Settings):
 def unsigned_knobs(cls: type) -> dict[str, str]:
     """Knob -> why it is not in the signature (the only way a setting leaves it)."""
     return {f.name: f.metadata["unsigned"] for f in fields(cls) if f.metadata.get("unsigned")}
+
+
+# The largest k a margin averages over: LASER's is 4, and the selection keeps up to 80 bytes per
+# neighbour beside every column of a block (engine.knn), so a k of millions only exhausts memory.
+MAX_K = 1024
+# The most cross-validation folds: each fold sets a threshold on the others, and beyond 100 a fold
+# holds a handful of sources (the study's 500 gold lines: 5 per fold).
+MAX_FOLDS = 100
 
 
 def check_margin_k(margin: str, k: Any) -> None:

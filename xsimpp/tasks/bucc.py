@@ -33,9 +33,9 @@ from ..scoring.bucc import (DIGIT_RULES, PRF, Candidates, CrossValidation, apply
                             evaluate_threshold, expand_duplicates, gold_mask, keep_fraction_threshold, mine_candidates,
                             tune_threshold, unique_texts)
 from ..scoring.bucc import one_to_one as greedy_one_to_one
-from ..textio import path
-from .base import (Embedder, IntervalSettings, MetricInfo, PairScores, Task, TaskReport, check_margin_k, embedder_for,
-                   knob, pair_scores_for, sign)
+from ..textio import MAX_SEED, path, seed
+from .base import (MAX_FOLDS, MAX_K, Embedder, IntervalSettings, MetricInfo, PairScores, Task, TaskReport,
+                   check_margin_k, embedder_for, knob, pair_scores_for, sign)
 
 
 PROTOCOLS = ("laser", "keung")
@@ -63,7 +63,7 @@ class BuccSettings(IntervalSettings):
     ALIASES = ("digit_filter", "edit_filter", "keung")
 
     margin: str = knob(DEFAULT_MARGIN, "margin scoring, as LASER", choices=MARGINS)
-    k: int = knob(4, "neighbours for the margin (clipped to set sizes)", type=int)
+    k: int = knob(4, "neighbours for the margin (clipped to set sizes)", type=int, min=1, max=MAX_K)
     one_to_one: bool = knob(False, "greedy one-to-one selection before thresholding, as LASER's/XTREME's BUCC "
                                    "scripts", signed_in="retrieval")
     digits: Any = knob(None, "digit filter: keep pairs whose digit runs match as sets. ascii: Keung et al.'s [0-9]+ on "
@@ -75,9 +75,10 @@ class BuccSettings(IntervalSettings):
     keep_fraction: float | None = knob(None, "threshold by prior proportion (Keung et al. 2020): extract the best F x "
                                              "#source sentences (--protocol keung: 0.02, counted before the filters)",
                                        type=float, metavar="F", unsigned=_SIGNED_AS_RULE)
-    cv: int | None = knob(None, "also report FOLDS-fold cross-validated thresholds", type=int, metavar="FOLDS",
+    cv: int | None = knob(None, "also report FOLDS-fold cross-validated thresholds", type=int, min=2, max=MAX_FOLDS,
+                          metavar="FOLDS",
                           unsigned=_SIGNED_AS_RULE)
-    seed: int = knob(0, "seed for --cv folds and --sample", type=int,
+    seed: int = knob(0, "seed for --cv folds and --sample", type=seed, min=0, max=MAX_SEED,
                      unsigned=_SIGNED_AS_RULE + "; --sample's seed is in the record's subset")
     protocol: str = knob("laser", "laser: LASER's/XTREME's; keung: Keung et al. 2020 (forward retrieval, "
                                   "--keep-fraction 0.02 counted before the filters, then --digits ascii and "

@@ -16,8 +16,10 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+import numpy as np
+
 from ..datasets.base import LASER_PUBLISHED, STYLES
-from ..errors import BadInputError
+from ..errors import BadInputError, XsimppError
 from ..results import Outcomes, ResultRecord
 
 
@@ -51,6 +53,11 @@ def wrong_decisions(outcomes: Outcomes, sources: Sequence[str], targets: Sequenc
     def side(i):
         return targets if item_targets is None else item_targets[i]
 
+    for i in np.flatnonzero(~outcomes.correct).tolist():  # an index past the data (or -1) is no sentence of it
+        for what, index in (("gold", int(outcomes.gold[i])), ("chosen", int(outcomes.chosen[i]))):
+            if not 0 <= index < len(side(i)):
+                raise XsimppError(f"the outcomes name {what} target {index} for line {i % n_src + 1}, but the data has "
+                                  f"{len(side(i))} targets; they are not of this data (re-run the evaluation)")
     out = [Decision(i % n_src + 1, names[i] or "wrong", sources[i], side(i)[int(outcomes.gold[i])],
                     side(i)[int(outcomes.chosen[i])], float(outcomes.gold_score[i]), float(outcomes.chosen_score[i]))
            for i in range(len(outcomes)) if not outcomes.correct[i]]

@@ -51,7 +51,7 @@ from ..engine import DEFAULT_MARGIN, MARGINS
 from ..errors import BadInputError
 from ..scoring.filtering import OVERLAP_LIMIT, budget_prefix, first_occurrences, rank, token_overlap
 from ..textio import atomic_dir, check_input_file, json_text, os_failure, path
-from .base import Settings, Task, TaskReport, check_margin_k, knob
+from .base import MAX_K, Settings, Task, TaskReport, check_margin_k, knob
 
 KEPT, OVER_BUDGET, DUPLICATE, OVERLAP, LANG_SRC, LANG_TGT = range(6)
 SCORED = KEPT  # status of a pair that survived the rules (before the budget cut)
@@ -83,7 +83,7 @@ class FilterSettings(Settings):
     budget_side: str | None = knob(None, "side whose tokens the budget counts (default: the English side)",
                                    choices=("src", "tgt"))
     margin: str = knob(DEFAULT_MARGIN, "margin function, as the paper", choices=MARGINS)
-    k: int = knob(4, "neighbours per direction (LASER's and the paper's 4)", type=int)
+    k: int = knob(4, "neighbours per direction (LASER's and the paper's 4)", type=int, min=1, max=MAX_K)
     lid: str = knob("english", "language check: english (the paper's: the English side must be identified as "
                                "English), both sides, or none", choices=LID_MODES)
     reject_langs: tuple[str, ...] = knob((), "with --lid both: for a side whose language the identifier does not "

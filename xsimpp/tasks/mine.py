@@ -23,8 +23,9 @@ from ..engine import DEFAULT_MARGIN, MARGINS, EngineConfig
 from ..engine.mining import MiningResult, RowSource, mine as mine_shards
 from ..errors import BadInputError
 from ..scoring.bucc import RETRIEVALS, check_selection, pairs_tsv, select_pairs
-from ..textio import atomic_write_text, check_output_dir, check_output_file, finite, path, read_lines
-from .base import Settings, Task, TaskReport, check_margin_k, knob
+from ..textio import (atomic_write_text, check_output_dir, check_output_file, check_paths_apart, finite, path,
+                      read_lines)
+from .base import MAX_K, Settings, Task, TaskReport, check_margin_k, knob
 from .runner import RunContext, RunOptions
 
 _LAYOUT = ("changes only the speed and the memory the run takes: the results are identical for every layout "
@@ -51,7 +52,7 @@ class MineSettings(Settings):
     """The margin and the pairs kept (they change the outputs), and the layout (it does not)."""
 
     margin: str = knob(DEFAULT_MARGIN, "margin scoring", choices=MARGINS)
-    k: int = knob(4, "neighbours for the margin", type=int)
+    k: int = knob(4, "neighbours for the margin", type=int, min=1, max=MAX_K)
     retrieval: str = knob("max", "which pairs --pairs-tsv keeps, as LASER's --retrieval: max (forward and backward "
                                  "bests, one-to-one, best first), fwd, bwd or intersect", choices=RETRIEVALS)
     threshold: float = knob(0.0, "--pairs-tsv keeps pairs scoring above this margin (as LASER)", type=finite)
@@ -122,6 +123,9 @@ class MineTask(Task):
             if getattr(source, name) is None:
                 raise BadInputError(f"give {flag}")
         check_output_dir(source.out_dir, "--out")
+        check_paths_apart(inputs={"--src-emb": source.src, "--tgt-emb": source.tgt, "--src-text": source.src_text,
+                                  "--tgt-text": source.tgt_text},
+                          files={"--pairs-tsv": source.pairs_tsv}, folders={"--out": source.out_dir})
         wanted = (source.pairs_tsv, source.src_text, source.tgt_text)
         if all(w is None for w in wanted):
             return MineData(source, None)
@@ -185,12 +189,17 @@ def _shard_progress(progress) -> Callable[[int, int], None] | None:
 
 
 def _sentences(text_path, rows: RowSource) -> list[str]:
-    """The sentences of one mining side: one per embedding row, no tab inside (a TSV field)."""
+    """The sentences of one mining side: one per embedding row, each one TSV field. The pairs TSV is
+    LASER's raw ``score<TAB>source<TAB>target`` (no quoting, as mine_bitexts writes it), so a tab, a
+    bare CR (a row break for pandas and most TSV readers) or a NUL would break its one row per pair:
+    such a sentence is refused before any mining, naming its line."""
     lines = read_lines(text_path)
     if len(lines) != len(rows):
         raise BadInputError(f"{text_path} has {len(lines)} lines but the {rows.name} have {len(rows)} rows; "
                             "give one sentence per embedding row")
+    breaks = {"\t": "a tab", "\r": "a carriage return (CR)", "\0": "a NUL character"}
     for n, line in enumerate(lines, 1):
-        if "\t" in line:
-            raise BadInputError(f"{text_path}: line {n} holds a tab, which would split its sentence in the TSV")
+        for char, name in breaks.items():
+            if char in line:
+                raise BadInputError(f"{text_path}: line {n} holds {name}, which would break its row of the pairs TSV")
     return lines

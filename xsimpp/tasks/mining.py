@@ -37,8 +37,9 @@ from ..engine import DEFAULT_MARGIN, MARGINS
 from ..errors import BadInputError
 from ..results import ResultRecord
 from ..scoring import bucc as B
-from ..textio import path
-from .base import MetricInfo, Settings, Task, TaskReport, check_margin_k, embedder_for, knob, pair_scores_for, sign
+from ..textio import MAX_SEED, path, seed
+from .base import (MAX_FOLDS, MAX_K, MetricInfo, Settings, Task, TaskReport, check_margin_k, embedder_for, knob,
+                   pair_scores_for, sign)
 from .retrieval import lang_list, limit_lines
 
 # The metrics the study ranks proxies against (each its own ranking), in table order.
@@ -55,26 +56,44 @@ def _count(value: Any, what: str) -> None:
         raise BadInputError(f"{what} must be 0 or a positive number of lines, got {value!r}")
 
 
+# The sizes the source knobs are bounded by: FLORES-200 devtest and dev, NTREX-128; near-duplicates
+# per gold line up to 100 (500 gold lines x 100 = the default pool's 50 000 lines); distractors up
+# to 10 million lines (their e5-small vectors alone take 15 GB).
+FLORES_DEVTEST_LINES, FLORES_DEV_LINES, NTREX_LINES = 1012, 997, 1997
+MAX_NEAR_DUPLICATES = 100
+MAX_DISTRACTORS = 10_000_000
+
+# The pool's whole sources by default, and without FLORES dev when --unpaired-sources takes its source
+# lines (their English translations would otherwise be distractors that are in fact the answers).
+WHOLE_SOURCES = ("flores200-dev", "ntrex128", "oldi-seed")
+WHOLE_SOURCES_UNPAIRED = tuple(s for s in WHOLE_SOURCES if s != "flores200-dev")
+
+
 @dataclass(frozen=True)
 class MiningSource:
     """Which gold, which sources without a translation, which pool."""
 
     langs: Any = knob(None, "comma-separated source languages (kea,fur or kea_Latn,...)")
     target: str = knob(ENGLISH, "the language every pair translates into, and the pool's (a FLORES-200 code)")
-    flores_lines: int = knob(500, "FLORES-200 devtest gold lines per language (0 = all 1012)", type=int)
+    flores_lines: int = knob(500, "FLORES-200 devtest gold lines per language (0 = all 1012)", type=int, min=0,
+                             max=FLORES_DEVTEST_LINES)
     flores_gold_offset: int = knob(0, "the FLORES-200 devtest line the gold starts at (0: the first; the study "
                                    "sets it to flores_lines to keep the gold apart from the lines its proxies score)",
-                                   type=int)
-    ntrex_lines: int = knob(500, "NTREX-128 gold lines per language, where NTREX has it (0 = all 1997)", type=int)
+                                   type=int, min=0, max=FLORES_DEVTEST_LINES - 1)
+    ntrex_lines: int = knob(500, "NTREX-128 gold lines per language, where NTREX has it (0 = all 1997)", type=int,
+                            min=0, max=NTREX_LINES)
     unpaired_sources: int = knob(0, "FLORES-200 dev source lines per language with no translation among the targets",
-                                 type=int)
-    whole_sources: tuple[str, ...] = knob(("flores200-dev", "ntrex128", "oldi-seed"),
-                                          f"distractor sources taken whole, in order ({', '.join(pool_sources())})",
+                                 type=int, min=0, max=FLORES_DEV_LINES)
+    whole_sources: tuple[str, ...] | None = knob(None,
+                                          f"distractor sources taken whole, in order ({', '.join(pool_sources())}) "
+                                          f"(default: {','.join(WHOLE_SOURCES)}; with --unpaired-sources "
+                                          f"{','.join(WHOLE_SOURCES_UNPAIRED)})",
                                           type=lambda s: tuple(x for x in s.split(",") if x), metavar="SOURCES")
     fill_sources: tuple[str, ...] = knob(("tatoeba", "tatoeba-challenge"),
                                          "distractor sources sampled (seeded) up to --distractors",
                                          type=lambda s: tuple(x for x in s.split(",") if x), metavar="SOURCES")
-    near_duplicates: int = knob(0, "near-duplicates of every gold target line added to the pool (0 = none)", type=int)
+    near_duplicates: int = knob(0, "near-duplicates of every gold target line added to the pool (0 = none)", type=int,
+                                min=0, max=MAX_NEAR_DUPLICATES)
     near_duplicate_kind: str = knob("deletion", "deletion: the gold line with a run of its words deleted (a partial "
                                     "translation); natural: the distractor sources' lines closest by chrF",
                                     choices=NEAR_DUPLICATE_KINDS)
@@ -86,12 +105,16 @@ class MiningSource:
                                 f"{self.near_duplicate_kind!r}")
         for name in ("flores_lines", "flores_gold_offset", "ntrex_lines", "unpaired_sources", "near_duplicates"):
             _count(getattr(self, name), f"--{name.replace('_', '-')}")
+        if self.whole_sources is None:  # the default pool, less the unpaired sources' translations when asked for
+            object.__setattr__(self, "whole_sources", WHOLE_SOURCES_UNPAIRED if self.unpaired_sources else WHOLE_SOURCES)
         object.__setattr__(self, "whole_sources", tuple(self.whole_sources))
         object.__setattr__(self, "fill_sources", tuple(self.fill_sources))
         check_sources(self.whole_sources + self.fill_sources, "--whole-sources/--fill-sources")
-        if self.unpaired_sources and "flores200-dev" in self.whole_sources + self.fill_sources:
-            raise BadInputError("unpaired sources are FLORES dev lines, so 'flores200-dev' cannot also be a distractor "
-                                "source (it holds their translations); drop it")
+        for flag, sources in (("--whole-sources", self.whole_sources), ("--fill-sources", self.fill_sources)):
+            if self.unpaired_sources and "flores200-dev" in sources:
+                kept = ",".join(s for s in sources if s != "flores200-dev")
+                raise BadInputError("unpaired sources are FLORES dev lines, so 'flores200-dev' cannot also be a "
+                                    f"distractor source (it holds their translations); drop it: {flag} '{kept}'")
 
 
 @dataclass(frozen=True)
@@ -99,14 +122,18 @@ class MiningSettings(Settings):
     """How the pool is mined and the threshold set (every knob signs every record)."""
 
     margin: str = knob(DEFAULT_MARGIN, "margin scoring of the candidates, as LASER", choices=MARGINS)
-    k: int = knob(4, "neighbours for the margin", type=int)
-    folds: int = knob(5, "cross-validation folds over the source sentences", type=int)
-    seed: int = knob(0, "seed of the folds and of the pool's sample", type=int)
+    k: int = knob(4, "neighbours for the margin", type=int, min=1, max=MAX_K)
+    folds: int = knob(5, "cross-validation folds over the source sentences", type=int, min=2, max=MAX_FOLDS)
+    seed: int = knob(0, "seed of the folds and of the pool's sample", type=seed, min=0, max=MAX_SEED)
     fixed_threshold: float = knob(1.06, "the threshold fixed in advance (LASER's usual ratio-margin cut)", type=float)
-    distractors: int = knob(50000, "distractor lines in the pool", type=int)
+    distractors: int = knob(50000, "distractor lines in the pool", type=int, min=1, max=MAX_DISTRACTORS)
 
     def __post_init__(self) -> None:
         check_margin_k(self.margin, self.k)
+        if self.margin == "absolute" and self.k != MiningSettings.k:
+            # the records sign k as given (as they always have), so a k that changes nothing is refused
+            raise BadInputError(f"--k {self.k} has no effect under the absolute margin (plain cosine, no "
+                                "neighbours); leave --k out or choose --margin ratio or distance")
         if not isinstance(self.folds, (int, np.integer)) or isinstance(self.folds, bool) or self.folds < 2:
             raise BadInputError(f"folds must be at least 2, got {self.folds!r}")
         if not isinstance(self.distractors, (int, np.integer)) or isinstance(self.distractors, bool) \
@@ -370,6 +397,9 @@ class MiningTask(Task):
         pool = with_near_duplicates(source, languages, build_distractors(
             list(source.whole_sources), list(source.fill_sources), settings.distractors, settings.seed, exclude,
             data_dirs(source.data_dir), target), settings.seed, exclude, target)
+        if source.unpaired_sources and source.whole_sources == WHOLE_SOURCES_UNPAIRED:
+            notes.append("with --unpaired-sources the pool leaves out FLORES-200 dev (it holds the unpaired sources' "
+                         f"translations): whole sources {', '.join(WHOLE_SOURCES_UNPAIRED)}")
         return MiningData(languages, pool, target, notes=notes + pool.notes, source_view=source_view(source))
 
     def sides(self, data: MiningData, settings: MiningSettings) -> list[tuple[str, Sequence[str]]]:

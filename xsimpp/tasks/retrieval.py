@@ -14,7 +14,7 @@ from ..datasets import DATASETS
 from ..datasets.base import Bitext
 from ..errors import BadInputError
 from ..textio import path
-from ..textio import seed
+from ..textio import MAX_SEED, seed
 from .base import exclude_knob, knob
 
 
@@ -22,11 +22,11 @@ def sample_knob():
     """``--sample N`` of every retrieval task, stated once."""
     return knob(None, "score N lines of each pair drawn at random (the same lines of every language of an n-way "
                       "corpus; the split is recorded as SPLIT[sample=N,seed=S]); --ci says how precise that is",
-                type=int, metavar="N")
+                type=int, metavar="N", min=1)
 
 
 def sample_seed_knob():
-    return knob(0, "seed of --sample's draw", flag="--seed", type=seed)
+    return knob(0, "seed of --sample's draw", flag="--seed", type=seed, min=0, max=MAX_SEED)
 
 
 @dataclass(frozen=True)
@@ -149,6 +149,8 @@ def select_lines(bitexts: list[Bitext], limit: int | None, sample: int | None = 
     same lines), recorded in the split name (``devtest[sample=200,seed=0]``): a sample is neither
     the whole set nor its first N lines, and never passes for them."""
     if sample is None:
+        if sample_seed != 0:  # a seed draws nothing without a sample: it would be dropped unseen
+            raise BadInputError(f"--seed {sample_seed} is the seed of --sample's draw; add --sample N or leave it out")
         return limit_lines(bitexts, limit)
     if limit is not None:
         raise BadInputError("--limit takes the first N lines and --sample a random N; give one of the two")

@@ -5,9 +5,10 @@ The sequence, stated once: split the user's knobs between the task's ``Source``,
 and the ``RunOptions`` (an unknown knob is an error naming the known ones) -> build the settings
 (protocol presets applied) -> load and check every input (k against the set sizes included)
 before any model is loaded -> make the encoder -> open its cache (the cache layer's policy:
-vectors, token states or none) -> encode on a Ray cluster first when asked -> the task ->
-close every cache -> check that every number is a number -> confidence intervals when the settings
-ask (``--ci``) -> save all records or none -> Results.
+vectors, token states or none) -> say the cost (sentences, the cached share, the time at this
+machine's measured rate: ``cost.py``) -> encode on a Ray cluster first when asked -> the task ->
+close every cache -> record the rate the run measured -> check that every number is a number ->
+confidence intervals when the settings ask (``--ci``) -> save all records or none -> Results.
 """
 
 from __future__ import annotations
@@ -16,14 +17,17 @@ import contextlib
 import functools
 import logging
 import math
+import os
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Sequence
 
 from ..cache import MemoryCache, is_cache_object, open_cache
+from ..encoders.base import check_device
 from ..errors import BadInputError
 from ..results import ResultRecord, ResultStore, Results
-from .base import IntervalSettings, Task, TaskReport, check_knob_types, knob_names, prefill_cache
+from .base import IntervalSettings, Task, TaskReport, check_knob_bounds, check_knob_types, knob_names, prefill_cache
+from .cost import EncodeClock, cached_count, cost_line, read_rate, write_rate
 from .intervals import add_intervals
 
 log = logging.getLogger(__name__)
@@ -54,6 +58,30 @@ class RunOptions:
     encoder_name: str | None = None
     encode_kwargs: dict | None = None
     label: str | None = None
+
+    def __post_init__(self) -> None:
+        """Each option's type, checked here: a wrong one is one sentence naming it, not an
+        AttributeError deep inside the run (``engine="fast"``)."""
+        from ..engine import EngineConfig
+
+        def refuse(name: str, what: str) -> None:
+            raise BadInputError(f"the run option {name} takes {what}, not {getattr(self, name)!r}")
+
+        folder = (bool, str, os.PathLike)
+        if not (isinstance(self.cache, folder) or self.cache is None or is_cache_object(self.cache)):
+            refuse("cache", "True, False, None, a folder or a cache object")
+        if not isinstance(self.save, folder) and self.save is not None:
+            refuse("save", "True, False or a folder")
+        if not (isinstance(self.progress, bool) or callable(self.progress)):
+            refuse("progress", "True, False or a callable (mine's shard counter)")
+        if self.engine is not None and not isinstance(self.engine, EngineConfig):
+            refuse("engine", "an xsimpp.engine.EngineConfig (e.g. EngineConfig(threads=4)) or None")
+        for name in ("ray", "revision", "encoder_name", "label"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), str):
+                refuse(name, "a text or None")
+        for name in ("options", "encode_kwargs"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), dict):
+                refuse(name, "a dict or None")
 
 
 RUN_KNOBS = knob_names(RunOptions)
@@ -107,14 +135,18 @@ class SentenceProgress:
     included). Sentences found in the cache advance the bar but not its rate: tqdm counts them as
     ``initial``, whose sentences its rate leaves out, so the rate is sentences encoded per second
     so far and a resumed run whose first languages are cached does not promise the rest at the
-    speed of a cache read (what is left may still be partly cached: the ETA errs long, not short)."""
+    speed of a cache read (what is left may still be partly cached: the ETA errs long, not short).
+    ``clock`` (an ``EncodeClock``) times the encoded sentences for the next run's cost line."""
 
-    def __init__(self, bar):
+    def __init__(self, bar, clock: EncodeClock | None = None):
         self.bar = bar
+        self.clock = clock
         self.n_cached = 0
 
     def __call__(self, n: int) -> None:
         self.bar.update(n)
+        if n and self.clock is not None:
+            self.clock.encoded(n)
 
     def cached(self, n: int) -> None:
         if self.bar.disable:
@@ -128,14 +160,15 @@ class SentenceProgress:
 
 
 @contextlib.contextmanager
-def progress_bar(total: int, desc: str, enabled: bool = True, unit: str = "sent") -> Iterator[SentenceProgress]:
+def progress_bar(total: int, desc: str, enabled: bool = True, unit: str = "sent",
+                 clock: EncodeClock | None = None) -> Iterator[SentenceProgress]:
     """A tqdm bar on stderr (hidden when disabled), yielding its update callable."""
     from tqdm import tqdm
 
     bar = tqdm(total=total, desc=desc, unit=unit, disable=not enabled, file=sys.stderr, dynamic_ncols=True,
                mininterval=0.5)
     try:
-        yield SentenceProgress(bar)
+        yield SentenceProgress(bar, clock)
     finally:
         bar.close()
 
@@ -192,7 +225,11 @@ def prepare(task: Task, *, spec=None, settings=None, run: RunOptions | None = No
         spec = task.Source(**src_kw)
     elif src_kw:
         raise BadInputError(f"give the {task.name} data either as spec= or as keywords, not both")
+    check_knob_bounds(spec)
+    check_knob_bounds(settings)
     run = _run_options(run, run_kw)
+    if run.engine is not None and run.engine.gemm == "torch":  # an absent device, before anything is written
+        check_device(run.engine.device, "--gemm-device")
     return task.load(spec, settings), settings, run
 
 
@@ -221,6 +258,7 @@ def run_prepared(task: Task, encoder, data, settings, run: RunOptions) -> Result
             raise BadInputError(f"{task.name} reads precomputed embeddings, not an encoder: give encoder=None")
         report = task.evaluate(None, data, settings, RunContext(None, None, run.engine, run))
         return Results(report.records, report)
+    clock = EncodeClock()  # started before the encoder is built: its loading is part of the start-up
     enc = make_encoder(encoder, run.options, name=run.encoder_name, revision=run.revision,
                        encode_kwargs=run.encode_kwargs)
     if task.needs_vectors and enc.kind != "vector":
@@ -231,11 +269,18 @@ def run_prepared(task: Task, encoder, data, settings, run: RunOptions) -> Result
         if store is not None and store is not run.cache:  # a cache handed over is closed by its owner
             stack.callback(store.close)
         sides = task.sides(data, settings)
-        update = stack.enter_context(progress_bar(task.total(data, settings), f"encoding ({enc.id})",
-                                                  enabled=run.progress and not task.own_progress))
+        total = task.total(data, settings)
+        if run.progress and total:  # the cost, before the first forward pass; with the bar, so --no-progress hides it
+            print(cost_line(enc.id, total, cached_count(enc, store, sides), read_rate(enc.id)), file=sys.stderr,
+                  flush=True)
+        update = stack.enter_context(progress_bar(total, f"encoding ({enc.id})",
+                                                  enabled=run.progress and not task.own_progress, clock=clock))
         ctx = RunContext(store, update, run.engine, run)
         stack.enter_context(ctx._stack)
         report = _evaluate(task, enc, encoder, data, settings, ctx, sides)
+    measured = clock.rate()
+    if measured is not None:
+        write_rate(enc.id, measured)
     if not report.encoder_note:
         report.encoder_note = getattr(enc, "note", "")
     check_numbers(report.records)

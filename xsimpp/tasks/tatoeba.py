@@ -21,7 +21,7 @@ from ..engine.knn import check_k
 from ..scoring import EngineConfig
 from ..scoring.tatoeba import MODES, TatoebaResult, macro_average, tatoeba_accuracy
 from ..textio import path
-from .base import (IntervalSettings, MetricInfo, Task, TaskReport, bitext_sides, check_margin_k, embedder_for,
+from .base import (MAX_K, IntervalSettings, MetricInfo, Task, TaskReport, bitext_sides, check_margin_k, embedder_for,
                    exclude_knob, knob, pair_scores_for, sign)
 from .retrieval import sample_knob, sample_seed_knob
 
@@ -65,7 +65,7 @@ class TatoebaSettings(IntervalSettings):
 
     margin: str = knob("absolute", "absolute = cosine nearest neighbour, as XTREME/LASER; ratio/distance = margin",
                        choices=MARGINS)
-    k: int = knob(4, "neighbours for the margin averages", type=int)
+    k: int = knob(4, "neighbours for the margin averages", type=int, min=1, max=MAX_K)
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -27,7 +27,7 @@ from ..engine import DEFAULT_MARGIN, MARGINS
 from ..engine.knn import check_k
 from ..scoring.xsim import MODES
 from ..textio import path
-from .base import (IntervalSettings, MetricInfo, Task, TaskReport, bitext_sides, check_margin_k, embedder_for,
+from .base import (MAX_K, IntervalSettings, MetricInfo, Task, TaskReport, bitext_sides, check_margin_k, embedder_for,
                    knob, pair_scores_for, sign)
 from .registry import DerivedMetric
 from .retrieval import RetrievalSource, open_bitexts, select_lines
@@ -58,7 +58,7 @@ class XsimSettings(IntervalSettings):
     FIXED = {"xsimpp-paper": ("margin",)}
 
     margin: str = knob(DEFAULT_MARGIN, "margin scoring, as LASER's xsim.py", choices=MARGINS)
-    k: int = knob(4, "neighbours for the margin averages", type=int)
+    k: int = knob(4, "neighbours for the margin averages", type=int, min=1, max=MAX_K)
     mode: str = knob("text", "error when the neighbour's text differs from the gold (text, LASER's) or its index "
                              "does (index)", choices=MODES)
     protocol: str = knob("laser", "laser: LASER's xsim.py, --margin as given; xsimpp-paper: the xSIM++ paper's "

@@ -339,11 +339,17 @@ def optimizer_step(opt, loss, losses: list[float], log: Callable[[int, float], N
         log(len(losses), losses[-1])
 
 
+def planned_steps(cfg: TrainConfig, n_pairs: int) -> int:
+    """The optimizer steps a run takes: ``cfg.steps``, or ``cfg.epochs`` passes over the pairs."""
+    return cfg.steps or cfg.epochs * math.ceil(n_pairs / cfg.batch_size)
+
+
 def train(pairs: Sequence[tuple[str, str]], model_path: str = DEFAULT_MODEL, out: str | os.PathLike = "",
           cfg: TrainConfig | None = None, log: Callable[[int, float], None] | None = None, *,
-          data_info: dict | None = None, base=None) -> TrainResult:
+          data_info: dict | None = None, base=None, progress: Callable[[int], None] | None = None) -> TrainResult:
     """Finetune ``model_path`` on ``pairs`` and save it to ``out``. ``base``: an already loaded
-    ``load_base(model_path)`` (the CLI loads it once to count tokens for the data recipe)."""
+    ``load_base(model_path)`` (the CLI loads it once to count tokens for the data recipe);
+    ``progress(1)`` after every step."""
     import torch
 
     from ..encoders.backbone.models import check_layer, folder_revision, n_layers, torch_device
@@ -368,7 +374,7 @@ def train(pairs: Sequence[tuple[str, str]], model_path: str = DEFAULT_MODEL, out
     model.to(device).train()
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=cfg.lr,
                             weight_decay=cfg.weight_decay)
-    steps = cfg.steps or cfg.epochs * math.ceil(len(pairs) / cfg.batch_size)
+    steps = planned_steps(cfg, len(pairs))
     losses: list[float] = []
     t0 = time.perf_counter()
     with _Truncated(model, layer):
@@ -376,6 +382,8 @@ def train(pairs: Sequence[tuple[str, str]], model_path: str = DEFAULT_MODEL, out
             f = batch_scores(model, tokenizer, [pairs[i] for i in idx], layer=layer, max_length=cfg.max_length,
                              device=device, prompt=prompt)
             optimizer_step(opt, onealigner_loss(f, cfg.temperature, cfg.alpha), losses, log)
+            if progress:
+                progress(1)
     seconds = time.perf_counter() - t0
     model.eval()
     hyper = asdict(cfg)

@@ -1,0 +1,180 @@
+"""What a run will cost, said before its first forward pass, from this machine's measured rate.
+
+The runner prints one line on stderr (with the progress bar; ``--no-progress`` hides both): the
+sentences the run looks up, how many the embedding cache already holds, and -- when an earlier run
+of the same encoder measured it here -- the expected time. The measurement is kept per encoder id in
+``<user data dir>/encode-rates.json`` and replaced after every run that encoded enough to measure:
+
+- ``startup_seconds``: from the run's start (before the encoder is built) to the first batch of
+  sentences encoded, so model loading and the first batch are in it;
+- ``sentences_per_second``: the sentences encoded after that first batch over the time they took
+  (the search and scoring between batches included, so the estimate errs long, not short).
+
+`train onealigner` keeps its steps per second the same way, keyed by what sets a step's cost.
+
+No record: the line says so rather than guess. The record is advice, never a result: a file that
+cannot be read or written changes nothing but the line.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import time
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from ..errors import BadInputError
+from ..paths import user_data_dir
+from ..textio import atomic_write_json
+
+log = logging.getLogger(__name__)
+
+RATES_FILE = "encode-rates.json"
+# Fewer sentences or seconds than this after the first batch say more about noise than about the rate.
+MIN_MEASURED_SENTENCES = 64
+MIN_MEASURED_SECONDS = 1.0
+
+
+def rates_path() -> Path:
+    return user_data_dir() / RATES_FILE
+
+
+@dataclass(frozen=True)
+class EncodeRate:
+    """One encoder's measured speed on this machine."""
+
+    sentences_per_second: float
+    startup_seconds: float
+    measured: str  # the date, ISO
+
+    def seconds(self, n_encode: int) -> float:
+        return self.startup_seconds + n_encode / self.sentences_per_second
+
+
+def _read_all() -> dict:
+    try:
+        rows = json.loads(rates_path().read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # none yet, or damaged: no estimate, and the next run writes a good one
+        return {}
+    return rows if isinstance(rows, dict) else {}
+
+
+def read_rate(encoder_id: str) -> EncodeRate | None:
+    row = _read_all().get(encoder_id)
+    try:
+        rate = EncodeRate(float(row["sentences_per_second"]), float(row["startup_seconds"]), str(row["measured"]))
+    except (TypeError, KeyError, ValueError):
+        return None
+    ok = 0 < rate.sentences_per_second < math.inf and 0 <= rate.startup_seconds < math.inf
+    return rate if ok else None
+
+
+def write_rate(encoder_id: str, rate: EncodeRate) -> None:
+    rows = _read_all()
+    rows[encoder_id] = {"sentences_per_second": round(rate.sentences_per_second, 3),
+                        "startup_seconds": round(rate.startup_seconds, 2), "measured": rate.measured,
+                        "cpus": os.cpu_count()}
+    _write_all(rows)
+
+
+def _write_all(rows: dict) -> None:
+    try:
+        atomic_write_json(rates_path(), rows)
+    except (OSError, BadInputError) as e:  # advice only: a read-only or full home costs the next estimate, not the run
+        log.debug("encode rate not recorded in %s: %s", rates_path(), e)
+
+
+def duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def cost_line(encoder_id: str, total: int, n_cached: int | None, rate: EncodeRate | None) -> str:
+    """``cost: ...``: what the run looks up and encodes, and the expected time when measured."""
+    if n_cached is None:  # no cache to ask (none used, or a pair scorer's)
+        what = f"{total} sentences to encode with {encoder_id}"
+        n_encode = total
+    else:
+        share = f" ({100 * n_cached / total:.0f} %)" if total else ""
+        n_encode = total - n_cached
+        what = f"{total} sentences for {encoder_id}, {n_cached} in the cache{share}, {n_encode} to encode"
+    if not n_encode:
+        return f"cost: {what}"
+    if rate is None:
+        return (f"cost: {what}; no encoding rate measured for this encoder on this machine yet "
+                f"(this run measures it: {rates_path()})")
+    return (f"cost: {what}: about {duration(rate.seconds(n_encode))} at the {rate.sentences_per_second:.3g} "
+            f"sentences/s and {duration(rate.startup_seconds)} start-up measured here on {rate.measured}")
+
+
+class EncodeClock:
+    """Times a run's encoding from the progress callbacks (see the module docstring)."""
+
+    def __init__(self):
+        self.start = time.perf_counter()
+        self.first: float | None = None
+        self.last = 0.0
+        self.after_first = 0
+
+    def encoded(self, n: int) -> None:
+        now = time.perf_counter()
+        if self.first is None:
+            self.first = now
+        else:
+            self.after_first += n
+        self.last = now
+
+    def rate(self) -> EncodeRate | None:
+        if self.first is None or self.after_first < MIN_MEASURED_SENTENCES:
+            return None
+        seconds = self.last - self.first
+        if seconds < MIN_MEASURED_SECONDS:
+            return None
+        return EncodeRate(self.after_first / seconds, self.first - self.start, date.today().isoformat())
+
+
+def cached_count(encoder, cache, sides) -> int | None:
+    """How many of the run's sentences (each distinct side once, as ``Task.total`` counts them) the
+    vector cache already holds; None when there is no vector cache to ask."""
+    from ..cache import cache_lang, sentence_key
+    from ..datasets.base import text_checksum
+
+    if cache is None or encoder.kind != "vector":
+        return None
+    distinct = {(lang, text_checksum(s)): (lang, s) for lang, s in sides}
+    n = 0
+    for lang, sentences in distinct.values():
+        keys = [sentence_key(s) for s in sentences]
+        have = cache.get_many(keys, cache_lang(encoder, lang))
+        n += sum(1 for k in keys if k in have)
+    return n
+
+
+def training_line(key: str, steps: int) -> str:
+    """The expected time of ``steps`` optimizer steps at the rate the last run under ``key`` (the
+    trainer, base model, batch size, sequence length, device) measured here, or that none is known."""
+    row = _read_all().get(key)
+    try:
+        per_second, measured = float(row["steps_per_second"]), str(row["measured"])
+    except (TypeError, KeyError, ValueError):
+        return "no training rate measured here yet for this model, batch size and device (this run measures it)"
+    if not 0 < per_second < math.inf:
+        return "no training rate measured here yet for this model, batch size and device (this run measures it)"
+    return f"about {duration(steps / per_second)} at the {per_second:.3g} steps/s measured here on {measured}"
+
+
+def record_training(key: str, steps: int, seconds: float) -> None:
+    """Keep the steps per second a training run measured, for the next run's ``training_line``."""
+    if steps < 1 or seconds < MIN_MEASURED_SECONDS:
+        return
+    rows = _read_all()
+    rows[key] = {"steps_per_second": round(steps / seconds, 5), "measured": date.today().isoformat(),
+                 "cpus": os.cpu_count()}
+    _write_all(rows)
