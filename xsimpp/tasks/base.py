@@ -56,6 +56,15 @@ def _plain_types(hint) -> tuple | None:
     return tuple(args) + ((int,) if float in args else ())  # a float knob takes an int
 
 
+def _is_list_knob(hint) -> bool:
+    """Whether a knob annotated ``hint`` holds a tuple (``tuple[str, ...]``, optionally ``| None``)."""
+    import types
+    import typing
+
+    args = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    return any(a is tuple or typing.get_origin(a) is tuple for a in args)
+
+
 def check_knob_types(cls: type, given: dict[str, Any]) -> dict[str, Any]:
     """Keywords of the API checked against their knob's declared type before anything else: a
     wrong type is one sentence naming the knob (as its CLI flag), never a TypeError from deep inside.
@@ -73,8 +82,7 @@ def check_knob_types(cls: type, given: dict[str, Any]) -> dict[str, Any]:
         # a path knob takes a path (mine's embeddings also an array), never a number
         if md.get("type") is path and value is not None and not isinstance(value, (str, os.PathLike, np.ndarray)):
             raise BadInputError(f"--{name.replace('_', '-')} takes a path (text or pathlib.Path), not {value!r}")
-        if isinstance(knob_field.default if knob_field is not None else None, tuple) and isinstance(value, str) \
-                and callable(md.get("type")):
+        if _is_list_knob(hints.get(name)) and isinstance(value, str) and callable(md.get("type")):
             value = out[name] = md["type"](value)  # a list knob given one text: read as the CLI reads it (a,b)
         allowed = _plain_types(hints[name]) if name in hints else None
         if allowed is None:
