@@ -11,7 +11,6 @@ variant, subtype, true_negative, fluent -- the last two empty, for the judge. id
 
 from __future__ import annotations
 
-import argparse
 import csv
 import os
 import random
@@ -21,6 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from xsimpp.augment.causality_rules import rules_for  # noqa: E402
+import bounds  # noqa: E402  (benchmarks/bounds.py: the bounds of every number typed here)
 
 COLUMNS = ("id", "original", "variant", "subtype", "true_negative", "fluent")
 
@@ -43,10 +43,10 @@ def sample(lines: list[str], rules, n: int, seed: int, split: str) -> tuple[list
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = bounds.Parser(description=__doc__.splitlines()[0])
     ap.add_argument("--lang", required=True, help="FLORES code with curated rules, e.g. fra_Latn, deu_Latn")
-    ap.add_argument("--n", type=int, default=50, help="variants to sample")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--n", type=bounds.count(1, 10**5), default=50, help="variants to sample")
+    ap.add_argument("--seed", type=bounds.seed, default=0)
     ap.add_argument("--split", default="devtest", choices=("dev", "devtest"))
     ap.add_argument("--out", type=Path, required=True, help="TSV to write")
     args = ap.parse_args(argv)

@@ -7,7 +7,6 @@ $NLTK_DATA, then ../shared/nltk_data. Prints the counts beside the paper's (Chen
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 import tempfile
@@ -16,15 +15,16 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+import bounds  # noqa: E402  (benchmarks/bounds.py: the bounds of every number typed here)
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
+def main(argv: list[str] | None = None) -> int:
+    ap = bounds.Parser()
     ap.add_argument("--split", default="dev", choices=("dev", "devtest"))
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--style", default="strict", choices=("strict", "paper"))
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
+    ap.add_argument("--seed", type=bounds.seed, default=0)
+    args = ap.parse_args(argv)
     shared = REPO.parent / "shared"
     data_dir = args.data_dir or os.environ.get("XSIMPP_DATA_DIR") or str(shared / "data")
     if not os.environ.get("NLTK_DATA") and (shared / "nltk_data").is_dir():

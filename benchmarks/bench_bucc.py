@@ -9,7 +9,6 @@ part xsimpp owns: one kNN pass both ways, margins, candidate union, sweep and cr
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
@@ -17,16 +16,20 @@ import numpy as np
 from xsimpp.engine import EngineConfig
 from xsimpp.scoring.bucc import cross_validate, gold_mask, mine_candidates, tune_threshold
 
+import bounds  # benchmarks/bounds.py: the bounds of every number typed here
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n-src", type=int, default=8624)
-    ap.add_argument("--n-tgt", type=int, default=13589)
-    ap.add_argument("--n-gold", type=int, default=257)
-    ap.add_argument("--dim", type=int, default=384)
-    ap.add_argument("--threads", type=int, help="engine threads (default: all CPUs): same results")
-    ap.add_argument("--seed", type=int, default=0)
-    a = ap.parse_args()
+
+def main(argv: list[str] | None = None) -> None:
+    ap = bounds.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n-src", type=bounds.rows, default=8624)
+    ap.add_argument("--n-tgt", type=bounds.rows, default=13589)
+    ap.add_argument("--n-gold", type=bounds.rows, default=257)
+    ap.add_argument("--dim", type=bounds.dim, default=384)
+    ap.add_argument("--threads", type=bounds.threads, help="engine threads (default: all CPUs): same results")
+    ap.add_argument("--seed", type=bounds.seed, default=0)
+    a = ap.parse_args(argv)
+    if a.n_gold > min(a.n_src, a.n_tgt):  # gold pairs are drawn from both sides without replacement
+        ap.error(f"--n-gold {a.n_gold} is more than --n-src or --n-tgt")
 
     rng = np.random.default_rng(a.seed)
     x = rng.normal(size=(a.n_src, a.dim)).astype(np.float32)

@@ -9,7 +9,6 @@ the same machine's sustained sgemm rate (issue 39's roofline fraction), with the
 
 from __future__ import annotations
 
-import argparse
 import json
 import time
 
@@ -18,6 +17,8 @@ import numpy as np
 from machine import cpu_info
 from xsimpp.engine import EngineConfig, normalize, topk_both
 from xsimpp.engine.knn import block_rows_for
+
+import bounds  # benchmarks/bounds.py: the bounds of every number typed here
 
 
 def best(fn, repeats: int, sync=None) -> tuple[float, object]:
@@ -31,25 +32,24 @@ def best(fn, repeats: int, sync=None) -> tuple[float, object]:
     return min(times), out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = bounds.Parser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cuda")
-    ap.add_argument("--shape", action="append", default=None, help="rows x cols (repeatable; default 1012x45000 "
+    ap.add_argument("--shape", type=bounds.shape(), action="append", default=None, help="rows x cols (repeatable; default 1012x45000 "
                                                                      "and 4096x65536)")
-    ap.add_argument("--dim", type=int, default=384)
-    ap.add_argument("--k", type=int, default=4)
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--dim", type=bounds.dim, default=384)
+    ap.add_argument("--k", type=bounds.k, default=4)
+    ap.add_argument("--repeats", type=bounds.repeats, default=3)
     ap.add_argument("--out")
     ap.add_argument("--profile", help="write a cProfile summary of the device-selection path's last shape here")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     import torch
 
     info = {**cpu_info(), "torch": torch.__version__, "device": args.device,
             "gpu": torch.cuda.get_device_name(0) if args.device.startswith("cuda") else None, "runs": []}
     sync = torch.cuda.synchronize if args.device.startswith("cuda") else None
     print(json.dumps({k: v for k, v in info.items() if k != "runs"}))
-    for shape in args.shape or ["1012x45000", "4096x65536"]:
-        rows, cols = map(int, shape.split("x"))
+    for rows, cols in args.shape or [(1012, 45000), (4096, 65536)]:
         rng = np.random.default_rng(1)
         x = normalize(rng.standard_normal((rows, args.dim), dtype=np.float32))
         y = normalize(rng.standard_normal((cols, args.dim), dtype=np.float32))

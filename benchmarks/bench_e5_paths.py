@@ -38,7 +38,6 @@ Usage (a machine at rest; the CPU, ISA and load are printed and written):
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -49,6 +48,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import cpu_info  # noqa: E402
+import bounds  # noqa: E402  (benchmarks/bounds.py: the bounds of every number typed here)
 
 PAPER_LANGS = "fao,kea,tpi,kik,fur,ibo,ltz,swh,zul,bem"
 RESULTS = Path(__file__).resolve().parent / "results" / "e5_paths"
@@ -255,11 +255,11 @@ def doc_rows(speed_run: dict | None, gates_runs: list[dict]) -> list[str]:
     return rows
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> int:
+    ap = bounds.Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("what", nargs="?", choices=("speed", "gates"))
-    ap.add_argument("--n", type=int, default=100, help="speed: lines per language (11 languages)")
-    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--n", type=bounds.flores_lines, default=100, help="speed: lines per language (11 languages)")
+    ap.add_argument("--rounds", type=bounds.repeats, default=3)
     ap.add_argument("--model", type=Path, help="speed: time this model folder through `hf` on torch float32 and "
                                                "OpenVINO float32 instead (e.g. a `xsimpp train distill` checkpoint)")
     ap.add_argument("--tatoeba-langs", default=TATOEBA_LANGS, help="default: XTREME's 36 and eight low-resource ones")
@@ -267,7 +267,7 @@ def main() -> int:
     ap.add_argument("--only", default="flores,xsimpp,tatoeba,cosine", help="gates: which ones")
     ap.add_argument("--json", help="write the figures here")
     ap.add_argument("--markdown", nargs="+", metavar="JSON", help="print the docs' rows of these result files, run nothing")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.markdown:
         runs = [json.loads(Path(p).read_text(encoding="utf-8")) for p in args.markdown]
         for run in runs:

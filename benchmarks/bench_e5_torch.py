@@ -32,10 +32,11 @@ Usage:
 
 from __future__ import annotations
 
-import argparse
 import os
 import statistics
 import time
+
+import bounds  # benchmarks/bounds.py: the bounds of every number typed here
 
 
 def gemm_rate() -> float:
@@ -171,18 +172,18 @@ def torch_variant(attn: str | None = None, compile: bool = False):
     return enc
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=512)
-    ap.add_argument("--rounds", type=int, default=3)
+def main(argv: list[str] | None = None) -> int:
+    ap = bounds.Parser()
+    ap.add_argument("--n", type=bounds.flores_lines, default=512)
+    ap.add_argument("--rounds", type=bounds.repeats, default=3)
     ap.add_argument("--lang", default="eng_Latn")
     ap.add_argument("--split", default="devtest")
-    ap.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    ap.add_argument("--threads", type=bounds.count(0, bounds.MAX_THREADS), default=0, help="torch threads (0: torch's default)")
     ap.add_argument("--paths", default="nano,fp32,bf16",
                     help="comma list of nano, fp32, bf16, ort, ort-opt, compile, eager, sdpa (fp32 always runs)")
     ap.add_argument("--exporter", default="auto", choices=["auto", "legacy", "dynamo"],
                     help="torch.onnx exporter for the ort paths (auto: legacy where torch has it, else dynamo)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     chosen = [p.strip() for p in args.paths.split(",") if p.strip()]
     known = {"nano", "fp32", "bf16", "ort", "ort-opt", "compile", "eager", "sdpa"}
     if set(chosen) - known:

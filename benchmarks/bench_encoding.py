@@ -10,11 +10,12 @@ bf16 autocast: real all-MiniLM-L6-v2 (sbert) float32 vs --autocast bf16, speed a
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 
 from xsimpp.encoders.base import batched, length_sorted_batches
+
+import bounds  # benchmarks/bounds.py: the bounds of every number typed here
 
 
 def sentences(n: int) -> list[str]:
@@ -38,12 +39,12 @@ def rate(encode_batch, sents, bs, bucketed, repeats) -> float:
     return len(sents) / best
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=256)
-    ap.add_argument("--repeats", type=int, default=2)
-    ap.add_argument("--n-autocast", type=int, default=1012, help="FLORES sentences per language for the autocast part")
-    args = ap.parse_args()
+def main(argv: list[str] | None = None) -> None:
+    ap = bounds.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=bounds.rows, default=256)
+    ap.add_argument("--repeats", type=bounds.repeats, default=2)
+    ap.add_argument("--n-autocast", type=bounds.flores_lines, default=1012, help="FLORES sentences per language for the autocast part")
+    args = ap.parse_args(argv)
     sents = sentences(args.n)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {len(sents)} sentences; best of {args.repeats}")
     print(f"{'encoder':10} {'threads':>7} {'batch':>5} {'naive sent/s':>12} {'bucketed sent/s':>15} {'ratio':>6}")

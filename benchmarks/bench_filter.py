@@ -27,7 +27,6 @@ a fresh process, interleaved: memory should stay flat while the input grows tenf
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import random
@@ -36,6 +35,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import bounds  # benchmarks/bounds.py: the bounds of every number typed here
 
 DATA = Path(os.environ.get("XSIMPP_DATA_DIR") or Path(__file__).resolve().parents[2] / "shared" / "data")
 
@@ -157,22 +158,22 @@ def measure_memory(args, work: Path) -> None:
     print(f"load after: {os.getloadavg()[0]:.2f}")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = bounds.Parser(description=__doc__.splitlines()[0])
     ap.add_argument("--encoder", default="e5-small")
     ap.add_argument("--cache-dir", help="embedding cache for the precision runs (default: none)")
-    ap.add_argument("--clean", type=int, default=1500)
-    ap.add_argument("--mismatch", type=int, default=400)
-    ap.add_argument("--dup", type=int, default=300)
-    ap.add_argument("--ita", type=int, default=300)
-    ap.add_argument("--deu", type=int, default=150)
-    ap.add_argument("--fra", type=int, default=150)
-    ap.add_argument("--rounds", type=int, default=2, help="interleaved rounds of the memory test")
-    ap.add_argument("--max-memory", default="64MB", help="the kNN engine's bound in the memory test")
+    ap.add_argument("--clean", type=bounds.rows, default=1500)
+    ap.add_argument("--mismatch", type=bounds.count(0, bounds.MAX_ROWS), default=400)
+    ap.add_argument("--dup", type=bounds.count(0, bounds.MAX_ROWS), default=300)
+    ap.add_argument("--ita", type=bounds.count(0, bounds.MAX_ROWS), default=300)
+    ap.add_argument("--deu", type=bounds.count(0, bounds.MAX_ROWS), default=150)
+    ap.add_argument("--fra", type=bounds.count(0, bounds.MAX_ROWS), default=150)
+    ap.add_argument("--rounds", type=bounds.repeats, default=2, help="interleaved rounds of the memory test")
+    ap.add_argument("--max-memory", type=bounds.memory, default="64MB", help="the kNN engine's bound in the memory test")
     ap.add_argument("--memory-only", action="store_true")
     ap.add_argument("--no-memory", action="store_true")
     ap.add_argument("--work", help="working folder (default: a temporary one)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(args.work or tmp)
         if not args.memory_only:

@@ -8,7 +8,6 @@ d = 384, k = 4, ratio margin both ways; the mined arrays are asserted byte-ident
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -22,16 +21,18 @@ from machine import cpu_info, kernel_info
 from xsimpp.engine import EngineConfig
 from xsimpp.engine.mining import mine
 
+import bounds  # benchmarks/bounds.py: the bounds of every number typed here
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n", type=int, default=200000)
-    ap.add_argument("--dim", type=int, default=384)
+
+def main(argv: list[str] | None = None) -> None:
+    ap = bounds.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=bounds.rows, default=200000)
+    ap.add_argument("--dim", type=bounds.dim, default=384)
     ap.add_argument("--device", default="cuda")
-    ap.add_argument("--max-memory", default="4GB")
+    ap.add_argument("--max-memory", type=bounds.memory, default="4GB")
     ap.add_argument("--out")
     ap.add_argument("--only", choices=("cpu", "device"))
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     import torch
 
     rng = np.random.default_rng(0)

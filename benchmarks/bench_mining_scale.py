@@ -13,7 +13,6 @@ smaller slice overstates the per-shard cost of streaming the targets); such rows
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -23,6 +22,8 @@ import tempfile
 import time
 
 import numpy as np
+
+import bounds  # benchmarks/bounds.py: the bounds of every number typed here
 
 
 def make(path: str, n: int, dim: int, seed: int) -> None:
@@ -66,18 +67,18 @@ def child(args) -> None:
     print(json.dumps({"seconds": dt, "rss": rss, "shard_rows": shard_rows, "est": est}))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--sizes", default="10000,20000,50000,100000,1000000")
-    ap.add_argument("--measure-max", type=int, default=50000, help="largest n run whole")
-    ap.add_argument("--partial-rows", type=int, default=0, help="rows measured for larger points (0: one shard)")
-    ap.add_argument("--max-memory", default="4GB")
-    ap.add_argument("--dim", type=int, default=384)
+def main(argv: list[str] | None = None) -> None:
+    ap = bounds.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=bounds.counts(1, bounds.MAX_ROWS), default="10000,20000,50000,100000,1000000")
+    ap.add_argument("--measure-max", type=bounds.rows, default=50000, help="largest n run whole")
+    ap.add_argument("--partial-rows", type=bounds.count(0, bounds.MAX_ROWS), default=0, help="rows measured for larger points (0: one shard)")
+    ap.add_argument("--max-memory", type=bounds.memory, default="4GB")
+    ap.add_argument("--dim", type=bounds.dim, default=384)
     ap.add_argument("--tmp", default=tempfile.gettempdir())
     ap.add_argument("--json", help="also write the rows and the machine to this file")
     ap.add_argument("--child", action="store_true")
-    ap.add_argument("--src"), ap.add_argument("--tgt"), ap.add_argument("--out"), ap.add_argument("--rows", type=int)
-    args = ap.parse_args()
+    ap.add_argument("--src"), ap.add_argument("--tgt"), ap.add_argument("--out"), ap.add_argument("--rows", type=bounds.rows)
+    args = ap.parse_args(argv)
     if args.child:
         return child(args)
     from machine import cpu_info, git_commit, kernel_info
@@ -90,7 +91,7 @@ def main() -> None:
           f"d={args.dim}")
     print(f"{'n_src x n_tgt':>19} {'time':>12} {'peak RSS':>9} {'engine bound':>12} {'shard rows':>10}  how")
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
-        for n in map(int, args.sizes.split(",")):
+        for n in args.sizes:
             src, tgt = os.path.join(tmp, f"s{n}.npy"), os.path.join(tmp, f"t{n}.npy")
             make(src, n, args.dim, 1)
             make(tgt, n, args.dim, 2)

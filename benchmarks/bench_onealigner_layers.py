@@ -11,25 +11,27 @@ normalisation} are scored as xsim error rates (xx -> eng, LASER's ratio margin, 
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
+import bounds  # benchmarks/bounds.py: the bounds of every number typed here
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
+
+def main(argv: list[str] | None = None) -> int:
+    ap = bounds.Parser()
     ap.add_argument("--split", default="dev")
     ap.add_argument("--langs", default="kea,fur,swh,zul,ltz")
-    ap.add_argument("--layers", default="4,6,8,10,12")
-    ap.add_argument("--n", type=int, default=0, help="first N sentences only (0 = all)")
+    ap.add_argument("--layers", type=bounds.counts(1, 48), default="4,6,8,10,12",
+                    help="hidden layers (1 to 48; the model refuses one it lacks)")
+    ap.add_argument("--n", type=bounds.count(0, bounds.FLORES_LINES), default=0, help="first N sentences only (0 = all)")
     ap.add_argument("--margin", default="ratio")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
 
     from xsimpp.datasets import get_dataset
     from xsimpp.encoders.onealigner import OneAligner, in_batch_normalize
     from xsimpp.scoring import xsim
 
-    layers = [int(v) for v in args.layers.split(",")]
+    layers = args.layers
     langs = args.langs.split(",")
     scorer = OneAligner(layer=max(layers), batch_size=0, device="cpu")  # full-matrix normalisation
     ds = get_dataset("flores200", args.split)

@@ -11,7 +11,6 @@ Needs the `ray` extra and $XSIMPP_DATA_DIR (FLORES-200).
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import subprocess
@@ -19,6 +18,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import bounds  # benchmarks/bounds.py: the bounds of every number typed here
 
 CHILD = r"""
 import json, sys, time
@@ -62,16 +63,16 @@ def run(cfg: dict) -> dict:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> None:
+    ap = bounds.Parser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--encoder", default="sbert")
     ap.add_argument("--langs", default="fra,deu")
-    ap.add_argument("--mine-n", type=int, default=16384, help="sources = targets = N random 384-d vectors")
-    ap.add_argument("--shard-rows", type=int, default=2048)
-    ap.add_argument("--workers", default="0,1,2", help="0 = no Ray (single process)")
+    ap.add_argument("--mine-n", type=bounds.rows, default=16384, help="sources = targets = N random 384-d vectors")
+    ap.add_argument("--shard-rows", type=bounds.rows, default=2048)
+    ap.add_argument("--workers", type=bounds.counts(0, bounds.MAX_THREADS), default="0,1,2", help="0 = no Ray (single process)")
     ap.add_argument("--skip", choices=("eval", "mine"), action="append", default=[])
-    args = ap.parse_args()
-    workers = [int(w) for w in args.workers.split(",")]
+    args = ap.parse_args(argv)
+    workers = args.workers
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         if "mine" not in args.skip:

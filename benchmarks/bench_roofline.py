@@ -14,7 +14,6 @@ libraries chose, so one file per machine kind can be kept (benchmarks/results/ro
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -30,6 +29,7 @@ from machine import cpu_info, git_commit, kernel_info  # noqa: E402
 from xsimpp import __version__  # noqa: E402
 from xsimpp.engine import EngineConfig, normalize, topk_both  # noqa: E402
 from xsimpp.engine.knn import block_rows_for  # noqa: E402
+import bounds  # noqa: E402  (benchmarks/bounds.py: the bounds of every number typed here)
 
 try:  # (0.10's per-thread tiles; earlier engines, measured with this script for comparison, have none)
     from xsimpp.engine.knn import tile_plan  # noqa: E402
@@ -37,16 +37,16 @@ except ImportError:
     tile_plan = None
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n-src", type=int, default=1012)
-    ap.add_argument("--n-tgt", type=int, default=45000)
-    ap.add_argument("--dim", type=int, default=384)
-    ap.add_argument("--big", default="4096x65536", help="rows x cols of the roofline shape")
-    ap.add_argument("--repeats", type=int, default=3)
+def main(argv: list[str] | None = None) -> None:
+    ap = bounds.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n-src", type=bounds.rows, default=1012)
+    ap.add_argument("--n-tgt", type=bounds.rows, default=45000)
+    ap.add_argument("--dim", type=bounds.dim, default=384)
+    ap.add_argument("--big", type=bounds.shape(), default="4096x65536", help="rows x cols of the roofline shape")
+    ap.add_argument("--repeats", type=bounds.repeats, default=3)
     ap.add_argument("--skip-reference", action="store_true", help="only part (2)")
     ap.add_argument("--json", help="write the machine and the roofline figures to this file")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     machine = cpu_info()
     print(f"{machine['cpu']} ({machine['isa']}), {machine['cores']} cores, load average {machine['load']:.1f}; "
           f"best of {args.repeats}; OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(native)')}, "
@@ -59,7 +59,7 @@ def main() -> None:
         print(f"(1) xsim++ shape {args.n_src} x {args.n_tgt} x {args.dim}")
         reference = {"shape": f"{args.n_src}x{args.n_tgt}x{args.dim}", **compare_with_reference(x, y, args.repeats)}
 
-    rows, cols = map(int, args.big.split("x"))
+    rows, cols = args.big
     rng = np.random.default_rng(1)
     xb = normalize(rng.standard_normal((rows, args.dim), dtype=np.float32))
     yb = normalize(rng.standard_normal((cols, args.dim), dtype=np.float32))

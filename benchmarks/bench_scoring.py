@@ -12,7 +12,6 @@ d=384 (multilingual-e5-small). Synthetic vectors with a planted gold neighbour a
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 
@@ -20,6 +19,8 @@ import faiss
 import numpy as np
 
 from xsimpp.scoring import xsim
+
+import bounds  # benchmarks/bounds.py: the bounds of every number typed here
 
 
 def reference_nn(x: np.ndarray, y: np.ndarray, margin: str, k: int) -> np.ndarray:
@@ -87,15 +88,15 @@ def compare_with_reference(x: np.ndarray, y: np.ndarray, repeats: int) -> dict:
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--n-src", type=int, default=1012)
-    ap.add_argument("--n-tgt", type=int, default=45000)
-    ap.add_argument("--dim", type=int, default=384)
-    ap.add_argument("--repeats", type=int, default=3)
+def main(argv: list[str] | None = None) -> None:
+    ap = bounds.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n-src", type=bounds.rows, default=1012)
+    ap.add_argument("--n-tgt", type=bounds.rows, default=45000)
+    ap.add_argument("--dim", type=bounds.dim, default=384)
+    ap.add_argument("--repeats", type=bounds.repeats, default=3)
     ap.add_argument("--encoder", default="chargram", help="encoder for the cold/warm eval part")
     ap.add_argument("--langs", default="kea,fur,swh,ibo,zul")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     x, y = make_data(args.n_src, args.n_tgt, args.dim)
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; faiss threads "
           f"{faiss.omp_get_max_threads()}; best of {args.repeats}")

@@ -26,7 +26,6 @@ files alone.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -41,6 +40,7 @@ from types import SimpleNamespace
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bounds  # noqa: E402  (benchmarks/bounds.py: the bounds of every number typed here)
 
 RESULTS = ROOT / "benchmarks" / "results"
 STEPS, SAVE_EVERY, HOLD_OUT, FLORES_LINES = 240, 30, 300, 300
@@ -446,8 +446,8 @@ def markdown(res: dict) -> list[str]:
     return rows
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv: list[str] | None = None) -> int:
+    ap = bounds.Parser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     for name in ("run", "train", "study", "analyse"):
         p = sub.add_parser(name)
@@ -457,12 +457,12 @@ def main() -> int:
             p.add_argument("--markdown", action="store_true", help="print the docs' tables")
             p.add_argument("--json", type=Path, help="write the analysis here")
         else:
-            p.add_argument("--seeds", default="0", help="comma-separated seeds (default 0)")
+            p.add_argument("--seeds", type=bounds.counts(0, bounds.MAX_SEED), default="0", help="comma-separated seeds (default 0)")
             p.add_argument("--workdir", type=Path, default=Path("regime-work"), help="checkpoints and full study folders")
             p.add_argument("--path", choices=("torch-float32", "openvino-float32"),
                            help="the numeric path of every hf encoder in the studies (default: each encoder's own, "
                                 "as the committed seeds ran); results then go to regime_<regime>/<path>/seed<S>")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     regime = REGIMES[args.regime]
     if args.cmd == "analyse":
         res = analyse(regime)
@@ -472,7 +472,7 @@ def main() -> int:
         return 0
     os.environ.setdefault("XSIMPP_DATA_DIR", str(ROOT.parent / "shared" / "data"))
     args.workdir.mkdir(parents=True, exist_ok=True)
-    for seed in (int(s) for s in args.seeds.split(",")):
+    for seed in args.seeds:
         # each stage's time, kept in the workdir so `train` and `study` may run as separate calls
         log = args.workdir / f"timing-{regime.name}-seed{seed}{'-' + args.path if args.path else ''}.json"
         timing = json.loads(log.read_text(encoding="utf-8")) if log.is_file() else {}

@@ -12,7 +12,6 @@ docs quote (tests/test_docs.py checks the quoted figures against it).
 
 from __future__ import annotations
 
-import argparse
 import json
 import platform
 import time
@@ -22,6 +21,8 @@ import numpy as np
 
 from xsimpp.scoring import significance as S
 
+import bounds  # benchmarks/bounds.py: the bounds of every number typed here
+
 OUT = Path(__file__).resolve().parent / "results" / "significance_calibration.json"
 
 
@@ -30,12 +31,12 @@ def units(correct):
     return S.Units.of("error_rate", correct, g, g)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--reps", type=int, default=2000)
+def main(argv: list[str] | None = None) -> None:
+    ap = bounds.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--reps", type=bounds.count(1, 10**6), default=2000)
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--parts", default="coverage,size,power")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     parts = set(args.parts.split(","))
     reps, started = args.reps, time.time()
     out: dict = json.loads(args.out.read_text(encoding="utf-8")) if args.out.is_file() and parts != {

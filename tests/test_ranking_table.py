@@ -91,7 +91,7 @@ def test_xsimpp_restricted_to_error_types(tmp_path):
 def test_cli_all_error_subsets_and_compare(tmp_path, capsys):
     (tmp_path / "t.csv").write_text(ERR_TABLE, encoding="utf-8")
     assert main(["rank", str(tmp_path / "t.csv"), "--all-error-subsets", "--compare", "xsim,xsim++",
-                 "--permutations", "50", "--json", str(tmp_path / "r.json")]) == 0
+                 "--permutations", "100", "--json", str(tmp_path / "r.json")]) == 0
     rep = json.loads((tmp_path / "r.json").read_text())
     assert len(rep["proxies"]) == 2 + 15
     assert rep["comparisons"][0]["a"] == "xsim" and rep["comparisons"][0]["alternative"] == "greater"

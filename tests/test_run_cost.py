@@ -65,3 +65,77 @@ def test_the_estimate_adds_the_start_up_to_the_encoding_time():
     assert line == ("cost: 1000 sentences for e5-small, 400 in the cache (40 %), 600 to encode: about 2 min at the "
                     "10 sentences/s and 30 s start-up measured here on 2026-01-01")
     assert "about 2.8 h" in cost_line("e5-small", 100_030, 0, rate)
+
+
+def test_study_says_each_members_pass_before_it_encodes(capsys):
+    """`xsimpp study`'s encoding pass (outside the runner) says its cost line per member: the
+    distinct sentences it looks up and what the cache holds, before the member's first forward pass."""
+    from test_study import WRONG, _config, _data, _encoder
+
+    from xsimpp.cache import MemoryCache
+    from xsimpp.study.config import EncoderSpec
+    from xsimpp.study.encoders import StudyEncoder
+    from xsimpp.study.run import run_study
+
+    said, events = [], []
+
+    def opener(desc, total, *, rate_key, cost):
+        said.append((desc, rate_key, cost))
+        return lambda n: events.append((desc, n))
+
+    cache = MemoryCache()
+    encoders = [StudyEncoder(EncoderSpec(n, "lookup", family=n), _encoder(WRONG[n]), cache if n == "A" else None)
+                for n in "ABC"]
+    run_study(_config(), _data(), encoders, progress=opener)
+    assert [d for d, _, _ in said] == ["encoding (A)", "encoding (B)", "encoding (C)"]
+    desc, key, line = said[0]
+    assert key == encoders[0].encoder.id
+    n = int(re.match(r"cost: (\d+) sentences for A, 0 in the cache \(0 %\), (\d+) to encode; no encoding rate", line)
+            .group(1))
+    assert n > 0 and f"{n} to encode" in line
+    assert said[1][2].startswith(f"cost: {n} sentences to encode with B")  # no cache to ask
+    # A's pass filled its cache: the same member again needs no forward pass
+    assert encoders[0].lookups([]) == (0, 0) and encoders[1].lookups([]) == (0, None)
+    again = StudyEncoder(EncoderSpec("A", "lookup", family="A"), _encoder(WRONG["A"]), cache)
+    said.clear()
+    run_study(_config(), _data(), [again, *encoders[1:]], progress=opener)
+    assert said[0][2] == f"cost: {n} sentences for A, {n} in the cache (100 %), 0 to encode"
+
+
+def test_training_says_steps_and_the_estimate_once_measured():
+    """The trainers' one shared line (train onealigner, mnr, distill): the steps, the passes over the
+    examples, and the time at the rate the last run under the same key measured."""
+    from xsimpp.tasks.cost import record_training, training_cost, training_key
+
+    key = training_key("train mnr", "m", 8, 64, "cpu")
+    assert training_cost(key, 30, 8, 120) == ("training: 30 steps of 8 pairs (2.00 passes over 120 pairs): no "
+                                              "training rate measured here yet for this model, batch size and "
+                                              "device (this run measures it)")
+    record_training(key, 20, 10.0)  # 2 steps/s
+    assert training_cost(key, 300, 8, 120, "examples").endswith("about 2 min at the 2 steps/s measured here on "
+                                                                 f"{__import__('datetime').date.today()}")
+    assert "no training rate" in training_cost(training_key("train mnr", "m", 16, 64, "cpu"), 30, 16, 120)
+
+
+def test_rank_from_results_checks_values_and_its_counts_before_work(isolated_home, tmp_path, capsys):
+    """`rank --from-results` reads the store as the other readers do (a value edited by hand is
+    refused), and its resampling counts and level have both bounds, checked before any table is read."""
+    from xsimpp.cli import main
+    from xsimpp.results import ResultStore
+
+    assert main(["eval", "--encoder", "chargram", "--dataset", "demo", "--langs", "deu", "--no-progress"]) == 0
+    store = ResultStore(isolated_home / "results")
+    path = store.path(store.records()[0])
+    d = json.loads(path.read_text())
+    path.write_text(json.dumps({**d, "value": d["value"] + 1.0}))
+    bleu = tmp_path / "bleu.csv"
+    bleu.write_text("system,direction,bleu\nchargram,deu-eng,30\n")
+    capsys.readouterr()
+    assert main(["rank", "--from-results", "--bleu", str(bleu)]) == 2
+    assert "edited by hand" in capsys.readouterr().err
+    for flags, says in ((["--bootstrap", "1"], "--bootstrap resamples is an integer from 100 to 100000, not 1"),
+                        (["--permutations", "100000000"], "--permutations samples is an integer from 100 to 1000000"),
+                        (["--confidence", "0.1"], "a confidence level is a fraction from 0.5")):
+        assert main(["rank", str(tmp_path / "absent.csv"), *flags]) == 2  # the bound, not the missing table
+        err = capsys.readouterr().err
+        assert says in err and len(err.strip().splitlines()) == 1, err

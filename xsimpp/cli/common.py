@@ -84,7 +84,10 @@ def encoder_options(args) -> dict:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise BadInputError(f"--encoder-opt takes KEY=VALUE, got '{item}'")
-        opts[key.strip().replace("-", "_")] = _parse_value(value.strip())
+        name, parsed = key.strip().replace("-", "_"), _parse_value(value.strip())
+        if name in opts and opts[name] != parsed:  # the last one would silently win
+            raise BadInputError(f"the encoder option {name} is given twice ({opts[name]!r} and {parsed!r}); give it once")
+        opts[name] = parsed
     return opts
 
 
@@ -134,11 +137,13 @@ def check_outputs(args, files: dict[str, str] | None = None, dirs: dict[str, str
         check_output_dir(args.results_dir or results_dir(), "--results-dir")
     if declares(args, "caches_embeddings") and not args.no_cache:
         check_output_dir(args.cache_dir or cache_dir(), "--cache-dir")
+    # a folder replaced as a whole (study, filter, train --out) must not be or hold a store, even where
+    # the command names none: `study --out <results> --overwrite` deleted every stored record
     stores = {}
-    if hasattr(args, "results_dir"):
-        stores["the results store"] = args.results_dir or results_dir()
-    if hasattr(args, "cache_dir"):
-        stores["the embedding cache"] = args.cache_dir or cache_dir()
+    if hasattr(args, "results_dir") or replaced:
+        stores["the results store"] = getattr(args, "results_dir", None) or results_dir()
+    if hasattr(args, "cache_dir") or replaced:
+        stores["the embedding cache"] = getattr(args, "cache_dir", None) or cache_dir()
 
     def named(attrs):
         return {flag: getattr(args, attr, None) for attr, flag in (attrs or {}).items()}

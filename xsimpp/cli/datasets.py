@@ -35,9 +35,15 @@ def _bucc_rows(args, hints: dict) -> list[list[str]]:
 
 
 def run(args) -> int:
+    from pathlib import Path
+
     from ..datasets import DATASETS, pool_sources
+    from ..errors import BadInputError
     from ..paths import data_dirs
 
+    # a file given as the root would list every dataset as missing, as if the data were not there
+    if args.data_dir and Path(args.data_dir).exists() and not Path(args.data_dir).is_dir():
+        raise BadInputError(f"--data-dir {args.data_dir} is not a folder; give the folder that holds the datasets")
     source_of = {(cls.name, split): source for source, (cls, split) in pool_sources().items()}
     rows, hints = [], {}
     for name, cls in DATASETS.items():

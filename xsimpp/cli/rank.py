@@ -8,6 +8,8 @@ from ..textio import finite, path, seed
 
 
 def register(sub) -> None:
+    from ..scoring.significance import MAX_RESAMPLES, MAX_TRIALS, MIN_RESAMPLES, MIN_TRIALS
+
     p = sub.add_parser(
         "rank", help="pairwise ranking accuracy of proxies (xsim, xsim++, ...) against BLEU",
         description="Pairwise ranking accuracy (Kocmi et al. 2021) of each proxy against BLEU over system pairs "
@@ -18,9 +20,13 @@ def register(sub) -> None:
                    help="PERM-BOTH test 'A better than B' (one-sided; repeatable; default: the first proxy "
                         "against each other one, two-sided)")
     p.add_argument("--seed", type=seed, default=0, help="seed of the bootstrap and permutations (default: 0)")
-    p.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default: 1000)")
-    p.add_argument("--permutations", type=int, default=1000, metavar="N", help="PERM-BOTH samples (default: 1000)")
-    p.add_argument("--confidence", type=finite, default=0.95, help="CI level (default: 0.95)")
+    # the bounds of every resampling count (scoring/significance.py says why): a PERM-BOTH sample is a
+    # randomisation trial, its p-value (c + 1) / (N + 1)
+    p.add_argument("--bootstrap", type=int, default=1000, metavar="N",
+                   help=f"bootstrap resamples, {MIN_RESAMPLES} to {MAX_RESAMPLES} (default: 1000)")
+    p.add_argument("--permutations", type=int, default=1000, metavar="N",
+                   help=f"PERM-BOTH samples, {MIN_TRIALS} to {MAX_TRIALS} (default: 1000)")
+    p.add_argument("--confidence", type=finite, default=0.95, help="CI level, 0.5 to below 1 (default: 0.95)")
     p.add_argument("--scale", choices=("rank", "z", "none"), default="rank",
                    help="put both proxies on one scale per direction before PERM-BOTH swaps (default: rank)")
     p.add_argument("--json", type=path, metavar="FILE", help="also write the full report as JSON ('-' for stdout only)")
@@ -94,9 +100,12 @@ def build_table(args):
             except FileNotFoundError:
                 raise BadInputError(f"File not found: {args.from_leaderboard}") from None
         else:
+            from ..report.select import checked
             from ..results import ResultStore, leaderboard_frame
 
-            lb = leaderboard_frame(ResultStore(args.results_dir).records())
+            store = ResultStore(args.results_dir)
+            # each value checked against its outcomes, as every other reader of the store does
+            lb = leaderboard_frame(checked(store, store.records(), keep_outcomes=False))
         return table_from_leaderboard(lb, args.bleu, dataset=args.dataset, split=args.split, margin=args.margin,
                                       error_type_sets=sets, tokenize=args.tokenize)
     if not args.table:
@@ -111,9 +120,14 @@ def run(args) -> int:
     from tabulate import tabulate
 
     from ..errors import BadInputError
+    from ..scoring.significance import check_level, check_resamples, check_trials
     from ..tasks.ranking import evaluate_table
     from .common import check_outputs
 
+    # before any table is read or BLEU computed
+    check_level(args.confidence)
+    check_resamples(args.bootstrap, "--bootstrap resamples")
+    check_trials(args.permutations, "--permutations samples")
     check_outputs(args, files={"json": "--json"}, inputs={"table": "TABLE.csv", "bleu": "--bleu"})
     table = build_table(args)
     compare = None

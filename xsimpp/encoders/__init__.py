@@ -4,7 +4,7 @@ group ``xsimpp.encoders`` (``name = "package.module:Class"``), loaded lazily by 
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from importlib.metadata import entry_points
 
 from ..errors import MissingResourceError
@@ -56,7 +56,8 @@ def create_encoder(name: str, **options) -> Encoder:
     takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     unknown = [k for k in options if k not in params and not takes_any]
     if unknown:
-        flags = ", ".join("--" + k.replace("_", "-") for k in unknown)
+        flag_of = {f.name: f.metadata.get("flag") for f in fields(EncoderOptions)}  # --two-stage-k, not --rerank-k
+        flags = ", ".join(flag_of.get(k) or "--" + k.replace("_", "-") for k in unknown)
         raise MissingResourceError(f"encoder '{name}' does not take {flags}")
     check = getattr(cls, "check_options", None)
     if check is not None:

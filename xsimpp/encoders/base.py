@@ -26,7 +26,7 @@ from typing import Any, Callable, ClassVar, Iterator, Sequence
 import numpy as np
 
 from ..errors import BadInputError, MissingResourceError, XsimppError
-from ..options import check_value, knob
+from ..options import check_value, knob, metadata
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,8 @@ class Encoder(ABC):
             decl = declared.get(key)
             if decl is None and key in params and isinstance(params[key].default, (bool, int, float)):
                 decl = {"type": type(params[key].default)}
-            out[key] = check_value(owner, key, decl, value) if decl is not None else value
+            flag = metadata(decl).get("flag") if decl is not None else None  # named as the user typed it too
+            out[key] = check_value(owner, f"{key} ({flag})" if flag else key, decl, value) if decl is not None else value
         if "device" in out:
             check_device(out["device"], f"{owner}: option device")
         return out

@@ -41,9 +41,10 @@ MIN_BLOCK_BYTES, MAX_BLOCK_BYTES = BLOCK_BYTES_PER_VALUE, 2**40
 MAX_THREADS = 1024
 # EngineConfig's tile and layout sizes: (field, least, most, None allowed). The upper bounds catch a
 # size given in the wrong unit (bytes for columns) before anything is allocated.
+MAX_MINING_LAYOUT = 2**40  # rows a mining shard / columns a mining tile (`mine --shard-rows/--tile-cols`)
 _TUNING_BOUNDS = (("tile_cols_per_thread", 1, 2**24, False),
                   ("tile_bytes_per_thread", BLOCK_BYTES_PER_VALUE, 2**40, False), ("seed_tile", 1, 2**16, False),
-                  ("mining_shard_rows", 1, 2**40, True), ("mining_tile_cols", 1, 2**40, True))
+                  ("mining_shard_rows", 1, MAX_MINING_LAYOUT, True), ("mining_tile_cols", 1, MAX_MINING_LAYOUT, True))
 # Bytes per column and per neighbour the selection keeps beside the block: the exact top-k (8 + 8),
 # the block's GEMM heap (4) and the candidate buffer (8 per entry, 4 per neighbour + 8: <= 80).
 COLUMN_BYTES_PER_K = 100

@@ -206,6 +206,14 @@ class MiningResult:
     shards_reused: int  # found complete on disk (resumed)
 
 
+RESULT_ARRAYS = ("fwd_sim", "fwd_idx", "fwd_score", "bwd_sim", "bwd_idx", "bwd_score")  # <out>/<name>.npy
+
+
+def result_paths(out: str | os.PathLike) -> list[Path]:
+    """The files a run writes directly in ``out`` (its arrays and manifest; the shards under ``shards/``)."""
+    return [Path(out) / f"{name}.npy" for name in RESULT_ARRAYS] + [Path(out) / "manifest.json"]
+
+
 def _shard_paths(out: Path, i: int) -> dict[str, Path]:
     stem = out / "shards" / f"shard-{i:05d}"
     return {key: Path(f"{stem}.{key}.npy") for key in ("fwd_sim", "fwd_idx", "bwd_sim", "bwd_idx")} | {
@@ -423,7 +431,6 @@ def _finish(out: Path, plan: MiningPlan, margin: str) -> MarginKNN:
         else:
             bwd_sim, bwd_idx = merge_topk(np.concatenate([bwd_sim, vs], 1), np.concatenate([bwd_idx, vi], 1), plan.k)
     knn = margin_scores(TopK(fwd_sim, fwd_idx, bwd_sim, bwd_idx), margin)
-    for name, arr in (("fwd_sim", knn.fwd_sim), ("fwd_idx", knn.fwd_idx), ("fwd_score", knn.fwd_score),
-                      ("bwd_sim", knn.bwd_sim), ("bwd_idx", knn.bwd_idx), ("bwd_score", knn.bwd_score)):
-        atomic_save_npy(out / f"{name}.npy", np.ascontiguousarray(arr))
+    for name in RESULT_ARRAYS:
+        atomic_save_npy(out / f"{name}.npy", np.ascontiguousarray(getattr(knn, name)))
     return knn

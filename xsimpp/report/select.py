@@ -32,6 +32,8 @@ def split_names(given: str, flag: str) -> list[str]:
         if ch == "," and depth <= 0:
             names.append(given[start:i].strip())
             start, depth = i + 1, 0
+    if depth > 0:  # the name the toolkit writes closes its bracket: "dev[" would match nothing, unexplained
+        raise BadInputError(f"--{flag} {given} has a '[' without its ']'")
     names = [n for n in names if n]
     if not names:
         raise BadInputError(f"--{flag} names nothing")
@@ -140,6 +142,8 @@ class Selection:
 def of_encoder(records: Sequence[ResultRecord], name: str, flag: str) -> list[ResultRecord]:
     """The records of the encoder ``name`` (any name it answers to); several encoder ids under one
     name are listed with the flag that picks each."""
+    if not name.strip():
+        raise BadInputError(f"{flag} names no encoder; give the name it ran with (e.g. {flag} e5-small)")
     mine = [r for r in records if name in encoder_names(r)]
     ids = sorted({r.signature.encoder for r in mine})
     if len(ids) > 1:

@@ -30,7 +30,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..cache import EmbeddingCache, MemoryCache, encode_cached, open_encoder_cache, sentence_key
+from ..cache import (EmbeddingCache, MemoryCache, cache_lang, encode_cached, open_encoder_cache, report_cached,
+                     sentence_key)
 from ..encoders import create_encoder
 from ..encoders.base import PairScorer, VectorEncoder
 from ..encoders.backbone.manifest import training_manifest
@@ -81,6 +82,23 @@ class StudyEncoder:
         self.cost.encoded += n_new
         self.cost.requested += len(sentences) if count else 0
         return vecs
+
+    @property
+    def rate_key(self) -> str:
+        """The id this entry's encoding speed is measured under (``tasks.cost``): the shared pass's
+        model where one computes its vectors, else its encoder's (as a run of it records)."""
+        return self.group.runner.id if self.group is not None else self.encoder.id
+
+    def lookups(self, sides) -> tuple[int, int | None]:
+        """(distinct sentences of ``sides``, how many need no forward pass, None without a cache): for a
+        shared pass, those every member's cache holds (it computes what any member lacks)."""
+        from ..tasks.cost import distinct_cached
+
+        if self.group is not None:
+            caches = [m.cache for m in self.group.members]
+            return distinct_cached(sides, [c for c in caches if c is not None], lambda lang: "")
+        return distinct_cached(sides, [self.cache] if self.cache is not None else [],
+                               lambda lang: cache_lang(self.encoder, lang))
 
     def runner_encoder(self):
         """What the runner runs for this entry, over ``cache`` (which the study's encoding filled):
@@ -165,8 +183,7 @@ class SharedForward:
             for k, s in zip(keys, sentences):
                 if k not in have:
                     missing.setdefault(k, s)
-        if progress:
-            progress(len(sentences) - len(missing))
+        report_cached(progress, len(sentences) - len(missing))  # kept out of the bar's rate and the measured one
         items = sorted(missing.items(), key=lambda kv: -len(kv[1]))
         from ..cache import CHUNK_SIZE
 

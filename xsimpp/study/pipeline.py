@@ -3,6 +3,7 @@ encoders loaded, the grid run with progress bars, the report folder written (ato
 
 from __future__ import annotations
 
+from ..tasks.cost import EncodeClock, say, write_rate
 from ..tasks.runner import progress_bar
 
 
@@ -44,21 +45,30 @@ def _run(cfg, data_dir, cache, progress: bool, engine):
     check_encoders_cover(encoders)
     data.notes += notes
 
-    bars = []
+    bars = []  # the open bar, with the clock timing its encoding and the key its rate is kept under
 
-    def open_bar(desc, total):
+    def close_bar():
+        ctx, clock, rate_key = bars.pop()
+        ctx.__exit__(None, None, None)
+        measured = clock.rate()
+        if measured is not None:
+            write_rate(rate_key, measured)
+
+    def open_bar(desc, total, *, rate_key, cost):
         if bars:
-            bars.pop().__exit__(None, None, None)
-        ctx = progress_bar(total, desc, enabled=progress)
+            close_bar()
+        say(cost, progress)
+        clock = EncodeClock()
+        ctx = progress_bar(total, desc, enabled=progress, clock=clock)
         update = ctx.__enter__()
-        bars.append(ctx)
+        bars.append((ctx, clock, rate_key))
         return update
 
     try:
         result = run_study(cfg, data, encoders, progress=open_bar, engine=engine)
     finally:
         while bars:
-            bars.pop().__exit__(None, None, None)
+            close_bar()
         for e in encoders:
             if e.cache is not None:
                 e.cache.close()

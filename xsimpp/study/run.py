@@ -38,6 +38,7 @@ from ..errors import BadInputError, XsimppError
 from ..results import ResultRecord
 from ..tasks import registry
 from ..tasks.mining import GROUND_TRUTHS
+from ..tasks.cost import cost_line, read_rate
 from ..tasks.ranking import RankingTable, evaluate_table
 from ..tasks.runner import RunOptions
 from .config import StudyConfig, mining_knobs, target_language
@@ -89,8 +90,9 @@ def check_unpaired_unseen(unpaired_sources: int, langs: list[str], encoders: lis
 
 def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *,
               progress: Callable[[str, int], Callable[[int], None]] | None = None, engine=None) -> StudyResult:
-    """Every cell of the grid, then the analysis. ``progress(desc, total)`` opens a progress
-    callback per encoder (None: silent)."""
+    """Every cell of the grid, then the analysis. ``progress(desc, total, rate_key=, cost=)`` opens a
+    progress callback per encoder, saying its ``cost:`` line first and measuring its encoding rate
+    under ``rate_key`` (None: silent)."""
     check_unpaired_unseen(cfg.unpaired_sources, [ld.lang for ld in data.languages], encoders)
     if target_language(cfg.target) != data.target:
         raise BadInputError(f"the configuration's target is {cfg.target} but the data's is {data.target}")
@@ -112,7 +114,11 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
         src_sides += [side for row in rows if row.lines == "task" for ld in data.languages
                       for side in registry.task(row.task).sides(*data.task_proxies[(row.column, ld.lang)])]
         total = len(tgt_lines) + sum(len(s) for _, s in src_sides)
-        update = progress(f"encoding ({enc.label})", total) if progress else None
+        update = None
+        if progress:  # the cost before the first forward pass: each distinct sentence, as the pass encodes it
+            n_distinct, n_cached = enc.lookups([(target, tgt_lines), *src_sides])
+            update = progress(f"encoding ({enc.label})", total, rate_key=enc.rate_key,
+                              cost=cost_line(enc.label, n_distinct, n_cached, read_rate(enc.rate_key)))
         t0 = time.perf_counter()
         # The study's encoding pass fills the encoder's cache (one forward pass for the members of a
         # shared model): the target once (one call: the shared pass batches it best), then each

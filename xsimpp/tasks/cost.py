@@ -10,7 +10,10 @@ of the same encoder measured it here -- the expected time. The measurement is ke
 - ``sentences_per_second``: the sentences encoded after that first batch over the time they took
   (the search and scoring between batches included, so the estimate errs long, not short).
 
-`train onealigner` keeps its steps per second the same way, keyed by what sets a step's cost.
+The trainers (`train onealigner`, `mnr`, `distill`, `self-train`) keep their steps per second the
+same way, keyed by what sets a step's cost (``training_key``), and say their steps up front
+(``training_cost``); `xsimpp study` says each member's encoding pass (``distinct_cached``). Every
+such line goes through ``say``.
 
 No record: the line says so rather than guess. The record is advice, never a result: a file that
 cannot be read or written changes nothing but the line.
@@ -22,6 +25,7 @@ import json
 import logging
 import math
 import os
+import sys
 import time
 from dataclasses import dataclass
 from datetime import date
@@ -29,7 +33,7 @@ from pathlib import Path
 
 from ..errors import BadInputError
 from ..paths import user_data_dir
-from ..textio import atomic_write_json
+from ..textio import atomic_write_json, locked, make_dirs
 
 log = logging.getLogger(__name__)
 
@@ -56,9 +60,11 @@ class EncodeRate:
 
 
 def _read_all() -> dict:
+    if not rates_path().is_file():  # none yet, or a folder or a pipe (reading one would block the run)
+        return {}
     try:
         rows = json.loads(rates_path().read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # none yet, or damaged: no estimate, and the next run writes a good one
+    except (OSError, ValueError, RecursionError):  # none yet, or damaged: no estimate; the next run writes one
         return {}
     return rows if isinstance(rows, dict) else {}
 
@@ -74,16 +80,20 @@ def read_rate(encoder_id: str) -> EncodeRate | None:
 
 
 def write_rate(encoder_id: str, rate: EncodeRate) -> None:
-    rows = _read_all()
-    rows[encoder_id] = {"sentences_per_second": round(rate.sentences_per_second, 3),
-                        "startup_seconds": round(rate.startup_seconds, 2), "measured": rate.measured,
-                        "cpus": os.cpu_count()}
-    _write_all(rows)
+    _write_row(encoder_id, {"sentences_per_second": round(rate.sentences_per_second, 3),
+                            "startup_seconds": round(rate.startup_seconds, 2), "measured": rate.measured,
+                            "cpus": os.cpu_count()})
 
 
-def _write_all(rows: dict) -> None:
+def _write_row(key: str, row: dict) -> None:
+    """Replace one row; the file's other rows are read and written back under a lock, as runs that
+    end together would otherwise each write back the rows they read and drop the others' new ones."""
     try:
-        atomic_write_json(rates_path(), rows)
+        make_dirs(rates_path().parent)
+        with locked(rates_path().with_name(RATES_FILE + ".lock")):
+            rows = _read_all()
+            rows[key] = row
+            atomic_write_json(rates_path(), rows)
     except (OSError, BadInputError) as e:  # advice only: a read-only or full home costs the next estimate, not the run
         log.debug("encode rate not recorded in %s: %s", rates_path(), e)
 
@@ -157,6 +167,44 @@ def cached_count(encoder, cache, sides) -> int | None:
     return n
 
 
+def say(line: str, show: bool = True) -> None:
+    """One cost line on stderr (stdout and --json stay the results'), where ``show`` -- the progress
+    bars' switch, so --no-progress hides both."""
+    if show:
+        print(line, file=sys.stderr, flush=True)
+
+
+def distinct_cached(sides, caches, key_lang) -> tuple[int, int | None]:
+    """(distinct sentences of ``sides`` -- (language, sentences) pairs -- under their cache language
+    ``key_lang(lang)``, how many of them every cache in ``caches`` holds, None without a cache):
+    what a pass that encodes each sentence once for several caches (the study's shared forward
+    pass) looks up and has."""
+    from ..cache import sentence_key
+
+    wanted: dict[str, dict[str, None]] = {}
+    for lang, sentences in sides:
+        wanted.setdefault(key_lang(lang), {}).update(dict.fromkeys(sentence_key(s) for s in sentences))
+    n = held = 0
+    for lang, keys in wanted.items():
+        have = set(keys)
+        for cache in caches:
+            have &= set(cache.get_many(list(keys), lang))
+        n, held = n + len(keys), held + len(have)
+    return n, held if caches else None
+
+
+def training_key(trainer: str, model: str, batch_size: int, max_length: int, device: str) -> str:
+    """What a training step's time depends on: the rate measured under one key estimates only runs
+    under the same key."""
+    return f"{trainer}|{model}|batch {batch_size}|max-length {max_length}|{device}"
+
+
+def training_cost(key: str, steps: int, batch_size: int, n_examples: int, what: str = "pairs") -> str:
+    """``training: ...``: the steps a run takes, the passes over its examples, and the expected time."""
+    return (f"training: {steps} steps of {batch_size} {what} ({steps * batch_size / max(1, n_examples):.2f} passes "
+            f"over {n_examples} {what}): {training_line(key, steps)}")
+
+
 def training_line(key: str, steps: int) -> str:
     """The expected time of ``steps`` optimizer steps at the rate the last run under ``key`` (the
     trainer, base model, batch size, sequence length, device) measured here, or that none is known."""
@@ -174,7 +222,5 @@ def record_training(key: str, steps: int, seconds: float) -> None:
     """Keep the steps per second a training run measured, for the next run's ``training_line``."""
     if steps < 1 or seconds < MIN_MEASURED_SECONDS:
         return
-    rows = _read_all()
-    rows[key] = {"steps_per_second": round(steps / seconds, 5), "measured": date.today().isoformat(),
-                 "cpus": os.cpu_count()}
-    _write_all(rows)
+    _write_row(key, {"steps_per_second": round(steps / seconds, 5), "measured": date.today().isoformat(),
+                     "cpus": os.cpu_count()})

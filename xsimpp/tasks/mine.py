@@ -20,8 +20,10 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..engine import DEFAULT_MARGIN, MARGINS, EngineConfig
-from ..engine.mining import MiningResult, RowSource, mine as mine_shards
+from ..engine.knn import MAX_MINING_LAYOUT
+from ..engine.mining import MiningResult, RowSource, mine as mine_shards, result_paths
 from ..errors import BadInputError
+from ..paths import cache_dir, results_dir
 from ..scoring.bucc import RETRIEVALS, check_selection, pairs_tsv, select_pairs
 from ..textio import (atomic_write_text, check_output_dir, check_output_file, check_paths_apart, finite, path,
                       read_lines)
@@ -73,6 +75,8 @@ class MineSettings(Settings):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or isinstance(value, bool) or value < 1):
                 raise BadInputError(f"--{name.replace('_', '-')} must be a positive integer, got {value!r}")
+            if name != "max_shards" and value is not None and value > MAX_MINING_LAYOUT:  # named as the user typed it
+                raise BadInputError(f"--{name.replace('_', '-')} must be at most {MAX_MINING_LAYOUT} (2^40), got {value}")
 
     def engine(self, config: EngineConfig | None) -> EngineConfig:
         """``config`` with this run's layout (``EngineConfig.mining_*``); the layout given twice,
@@ -123,9 +127,13 @@ class MineTask(Task):
             if getattr(source, name) is None:
                 raise BadInputError(f"give {flag}")
         check_output_dir(source.out_dir, "--out")
-        check_paths_apart(inputs={"--src-emb": source.src, "--tgt-emb": source.tgt, "--src-text": source.src_text,
-                                  "--tgt-text": source.tgt_text},
-                          files={"--pairs-tsv": source.pairs_tsv}, folders={"--out": source.out_dir})
+        inputs = {"--src-emb": source.src, "--tgt-emb": source.tgt, "--src-text": source.src_text,
+                  "--tgt-text": source.tgt_text}
+        # mine keeps no records, but its manifest.json in the results store would read as a broken one
+        check_paths_apart(inputs=inputs, files={"--pairs-tsv": source.pairs_tsv}, folders={"--out": source.out_dir},
+                          stores={"the results store": results_dir(), "the embedding cache": cache_dir()})
+        # an input kept in --out under a result's name (fwd_idx.npy) would be replaced by that result
+        check_paths_apart(inputs=inputs, files={"--out": result_paths(source.out_dir)})
         wanted = (source.pairs_tsv, source.src_text, source.tgt_text)
         if all(w is None for w in wanted):
             return MineData(source, None)

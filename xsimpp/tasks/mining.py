@@ -109,7 +109,13 @@ class MiningSource:
             object.__setattr__(self, "whole_sources", WHOLE_SOURCES_UNPAIRED if self.unpaired_sources else WHOLE_SOURCES)
         object.__setattr__(self, "whole_sources", tuple(self.whole_sources))
         object.__setattr__(self, "fill_sources", tuple(self.fill_sources))
-        check_sources(self.whole_sources + self.fill_sources, "--whole-sources/--fill-sources")
+        named = self.whole_sources + self.fill_sources
+        check_sources(named, "--whole-sources/--fill-sources")
+        # a source named twice (or both whole and sampled) would sign a pool that no flag spelling means
+        twice = sorted({s for s in named if named.count(s) > 1})
+        if twice:
+            raise BadInputError(f"--whole-sources/--fill-sources: distractor source '{twice[0]}' is named twice; "
+                                "name each source once, in one of the two lists")
         for flag, sources in (("--whole-sources", self.whole_sources), ("--fill-sources", self.fill_sources)):
             if self.unpaired_sources and "flores200-dev" in sources:
                 kept = ",".join(s for s in sources if s != "flores200-dev")

@@ -71,7 +71,7 @@ class XsimSettings(IntervalSettings):
     rerank_options: dict | None = knob(None, "options of the --rerank encoder", cli=False, unsigned=_SIGNED_BY_RERANK)
     alpha: float = knob(0.5, "P-xSIM blend weight of the margin", type=float, unsigned=_SIGNED_BY_RERANK)
     rerank_k: int = knob(16, "P-xSIM: the K margin candidates of each source that --rerank rescores (LASER's 16)",
-                         flag="--pxsim-k", metavar="K", type=int, min=1, unsigned=_SIGNED_BY_RERANK)
+                         flag="--pxsim-k", metavar="K", type=int, min=1, max=MAX_K, unsigned=_SIGNED_BY_RERANK)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -86,6 +86,8 @@ class XsimSettings(IntervalSettings):
             raise BadInputError(f"--alpha must be between 0 and 1, not {self.alpha}")
         if not isinstance(self.rerank_k, int) or isinstance(self.rerank_k, bool) or self.rerank_k < 1:
             raise BadInputError(f"--pxsim-k (rerank_k) must be at least 1, not {self.rerank_k}")
+        if self.rerank_k > MAX_K:  # signed as given, so a K past any margin's neighbours is refused, not capped
+            raise BadInputError(f"--pxsim-k (rerank_k) must be at most {MAX_K}, not {self.rerank_k}")
 
     def signed_values(self) -> dict:
         return {"k": 1 if self.margin == "absolute" else self.k}  # the absolute margin has no neighbours

@@ -30,7 +30,6 @@ given, follow the kept pairs.
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from dataclasses import asdict, dataclass
@@ -39,7 +38,7 @@ from typing import Callable, Sequence
 
 from ..errors import BadInputError
 from .onealigner import (DEFAULT_MODEL, TrainResult, epoch_batches, load_base, manifest, optimizer_step,
-                         resolve_prompt, save_atomic, token_states_by_length)
+                         planned_steps, resolve_prompt, save_atomic, token_states_by_length)
 
 NEGATIVES = ("own", "in-batch")
 ADAPTER = "train mnr"
@@ -177,7 +176,7 @@ def train_mnr(pairs: Sequence[tuple[str, str]], model_path: str = DEFAULT_MODEL,
     rest = [p for n_, p in model.named_parameters() if p.requires_grad and all(p is not q for q in decay)]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay},
                              {"params": rest, "weight_decay": 0.0}], lr=cfg.lr)
-    steps = cfg.steps or cfg.epochs * math.ceil(len(pairs) / cfg.batch_size)
+    steps = planned_steps(cfg, len(pairs))
     warm = int(steps * cfg.warmup)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: (s + 1) / max(1, warm) if s < warm else max(0.0, (steps - s) / max(1, steps - warm)))

@@ -339,8 +339,9 @@ def optimizer_step(opt, loss, losses: list[float], log: Callable[[int, float], N
         log(len(losses), losses[-1])
 
 
-def planned_steps(cfg: TrainConfig, n_pairs: int) -> int:
-    """The optimizer steps a run takes: ``cfg.steps``, or ``cfg.epochs`` passes over the pairs."""
+def planned_steps(cfg, n_pairs: int) -> int:
+    """The optimizer steps a run takes: ``cfg.steps``, or ``cfg.epochs`` passes over the pairs (a
+    ``TrainConfig`` or mnr's ``MNRConfig``: both count steps so)."""
     return cfg.steps or cfg.epochs * math.ceil(n_pairs / cfg.batch_size)
 
 
