@@ -218,8 +218,12 @@ class TaskProxy:
 
     task: str  # a registered task (xsimpp.tasks.registry) whose Source names a language's bitext
     metric: str  # one of its metrics: the proxy's value, oriented as the metric registry says
-    column: str = ""  # the proxy's name in every table (default: the metric's)
+    column: str | None = None  # the proxy's name in every table (None: the metric's)
     options: dict[str, Any] = field(default_factory=dict)  # its other knobs (Settings or Source)
+
+    def __post_init__(self):
+        if self.column is None:  # frozen: the default resolved once, so every table reads one name
+            object.__setattr__(self, "column", self.metric)
 
 
 # The data knobs the study sets for a task proxy (each language's FLORES-200 devtest lines into the target).
@@ -389,7 +393,7 @@ def _array_of_tables(entries, source: str, table: str, name: str, keys: dict, re
 
 
 def _task_proxies(entries, source: str) -> list[TaskProxy]:
-    return [TaskProxy(e["task"], e["metric"], e.get("column") or e["metric"], dict(e.get("options", {})))
+    return [TaskProxy(e["task"], e["metric"], e.get("column"), dict(e.get("options", {})))
             for e in _array_of_tables(entries, source, "proxies.task", "proxies.task", _TASK_PROXY_KEYS,
                                        ("task", "metric"))]
 
@@ -403,6 +407,9 @@ def check_task_proxies(cfg: StudyConfig) -> None:
     columns: list[str] = []
     for tp in cfg.task_proxies:
         where = f"[[proxies.task]] {tp.column}"
+        if not tp.column.strip():  # a blank name is a typo, not the metric's name: the tables would differ from the file
+            raise BadInputError(f"[[proxies.task]] {tp.task} {tp.metric}: column is blank; give the proxy a name, or "
+                                f"leave column out for the metric's ('{tp.metric}')")
         if tp.task not in registry.TASKS:
             raise BadInputError(f"{where}: unknown task '{tp.task}' (known: {', '.join(registry.TASKS)})")
         task = registry.task(tp.task)
