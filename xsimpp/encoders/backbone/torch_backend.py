@@ -3,8 +3,10 @@ and, with ``autocast=bf16``, torch's bfloat16 autocast variant (the GEMMs in bfl
 float32; agreement measured in benchmarks/bench_e5_torch.py).
 
 Numerics: float32 results differ in the last bits between AVX2 and AVX-512 kernels, so on a CPU the
-identity names the torch build and the kernel ISA (``numerics``); the autocast is named whenever
-set. torch's dynamic int8 quantisation is not offered: it scales activations per batch tensor, so a
+identity names the torch build and the kernel ISA (``numerics``); on a GPU it names the torch build,
+the CUDA version, the GPU model (cuBLAS picks its kernels by model) and any float32 matmul precision
+below "highest" (TF32), so a GPU's vectors are never served or compared as a CPU's or another GPU's;
+the autocast is named whenever set. torch's dynamic int8 quantisation is not offered: it scales activations per batch tensor, so a
 vector would depend on its batch companions, and it agreed with float32 only to a cosine of about
 0.99 (0.96 per tensor).
 """
@@ -21,13 +23,24 @@ from .layers import drop_blocks_above, hidden_layer, pool_states
 from .models import autocast_context, shared_transformer
 
 
-def numerics() -> str:
-    """What decides a torch CPU model's float results beyond its weights: the torch build and the
-    vector ISA its kernels dispatch to (measured: AVX2 and AVX-512 kernels round differently)."""
+def numerics(device: str = "cpu") -> str:
+    """What decides a torch model's float results beyond its weights: the torch build and, on a CPU,
+    the vector ISA its kernels dispatch to (measured: AVX2 and AVX-512 kernels round differently);
+    on a CUDA GPU, the CUDA version, the GPU model and the float32 matmul precision."""
+    import re
+
     import torch
 
-    cap = torch.backends.cpu.get_cpu_capability() if hasattr(torch.backends, "cpu") else "unknown"
-    return f"torch-{torch.__version__.split('+')[0]}-{cap}"
+    build = f"torch-{torch.__version__.split('+')[0]}"
+    kind = torch.device(device).type
+    if kind == "cpu":
+        cap = torch.backends.cpu.get_cpu_capability() if hasattr(torch.backends, "cpu") else "unknown"
+        return f"{build}-{cap}"
+    if kind == "cuda":
+        gpu = re.sub(r"[^A-Za-z0-9.]+", "-", torch.cuda.get_device_name(torch.device(device))).strip("-")
+        precision = torch.get_float32_matmul_precision()
+        return f"{build}-cuda{torch.version.cuda}-{gpu}" + ("" if precision == "highest" else f"-matmul-{precision}")
+    return f"{build}-{kind}"
 
 
 class Torch(Backend):
@@ -42,7 +55,7 @@ class Torch(Backend):
 
     def identity(self) -> Identity:
         return Identity("torch-bf16-autocast" if self.spec.autocast else "torch-float32",
-                        {"autocast": self.spec.autocast, "numerics": numerics() if self.spec.device == "cpu" else None})
+                        {"autocast": self.spec.autocast, "numerics": numerics(self.spec.device)})
 
     def _load(self) -> tuple:
         """(shared weights, model view), loaded on first use: a run whose vectors are all cached never

@@ -1,0 +1,62 @@
+"""docs/scaling.md's GPU section is printed from the committed files of the lent-GPU run
+(benchmarks/results/gpu/, written by benchmarks/gpu/compare.py): the summary re-derives from the
+records and run files beside it, every table and figure on the page is the one the summary prints,
+and the run covers every command the device script runs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+GPU = ROOT / "benchmarks" / "gpu"
+
+
+@pytest.fixture()
+def compare(monkeypatch):
+    monkeypatch.syspath_prepend(str(GPU))
+    spec = importlib.util.spec_from_file_location("gpu_compare", GPU / "compare.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_the_summary_re_derives_from_the_committed_run_files(compare):
+    committed = json.loads((compare.RESULTS / "summary.json").read_text(encoding="utf-8"))
+    assert compare.summary() == committed
+
+
+@pytest.mark.parametrize("block, render", [("gpu-commands", "table"), ("gpu-fidelity", "fidelity_table"),
+                                           ("gpu-figures", "figures")])
+def test_the_docs_print_the_summary(compare, block, render):
+    page = (ROOT / "docs" / "scaling.md").read_text(encoding="utf-8")
+    text = getattr(compare, render)(compare.summary())
+    assert f"<!-- {block} -->\n\n{text}\n" in page, f"docs/scaling.md's {block} block is not what compare.py prints"
+
+
+def test_the_run_covers_every_command_of_the_device_script_and_each_ended_well(compare, monkeypatch):
+    monkeypatch.syspath_prepend(str(GPU.parent))
+    monkeypatch.syspath_prepend(str(GPU))
+    spec = importlib.util.spec_from_file_location("gpu_run_commands", GPU / "run_commands.py")
+    run = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(run)
+    names = set(run.commands("cuda", Path("aug"), Path("e5"), Path("work")))
+    last = {c["name"]: c for c in compare.summary()["commands"]}  # a later call's row replaces an earlier one's
+    assert set(last) == names
+    assert {n: c["rc"] for n, c in last.items() if c["rc"] != 0} == {}
+
+
+def test_float32_on_the_gpu_gives_the_cpus_error_counts(compare):
+    s = compare.summary()
+    fid = s["fidelity"]
+    assert fid["languages"] >= 20 and fid["float32_equal_languages"] == fid["languages"]
+    for c in s["commands"]:
+        if "records" in c and c["name"] != "eval-xsim-24-bf16":
+            assert c["same_values"] == c["records"] == c["cpu_records"], c["name"]
+            assert c["signature_differs_beyond_numerics"] == [] or (
+                c["name"] == "eval-pxsim" and c["signature_differs_beyond_numerics"] == ["params"]), c["name"]
+    assert re.fullmatch(r"NVIDIA .+", s["device"])
