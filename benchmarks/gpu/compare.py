@@ -5,7 +5,8 @@ the CPU's float32); the engine's and the encoder's figures against the GPU's GEM
 
     python benchmarks/gpu/compare.py collect --gpu RUN_DIR --cpu RUN_DIR [--cpu RUN_DIR] [--extra DIR]
     python benchmarks/gpu/compare.py summary     # benchmarks/results/gpu/summary.json from the files below
-    python benchmarks/gpu/compare.py table       # the docs' tables (docs/performance.md, checked by a test)
+    python benchmarks/gpu/compare.py table       # the docs' tables and figures, printed
+    python benchmarks/gpu/compare.py docs        # ... written into docs/scaling.md (tests/test_gpu_results.py checks)
 
 ``collect`` copies the small files (records as JSON lines, commands.json, the engine JSONs) into
 benchmarks/results/gpu/{gpu,cpu}/; ``summary`` and ``table`` read only those committed files.
@@ -101,9 +102,13 @@ def summary() -> dict:
     if all(p.is_file() for p in cells.values()):
         import csv
 
-        g_rows, c_rows = ([tuple(r) for r in csv.reader(p.open(encoding="utf-8"))][1:] for p in cells.values())
-        out["study_cells"] = {"cells": sum(len(r) for r in g_rows),
-                              "equal": sum(a == b for gr, cr in zip(g_rows, c_rows) for a, b in zip(gr, cr))}
+        (g_head, *g_rows), (_, *c_rows) = ([tuple(r) for r in csv.reader(p.open(encoding="utf-8"))]
+                                           for p in cells.values())
+        unequal = [(col, float(a), float(b)) for gr, cr in zip(g_rows, c_rows)
+                   for col, a, b in zip(g_head, gr, cr) if a != b]
+        out["study_cells"] = {"cells": sum(len(r) for r in g_rows), "equal": sum(len(r) for r in g_rows) - len(unequal),
+                              "columns_differing": sorted({col for col, _, _ in unequal}),
+                              "max_relative_difference": max((abs(a - b) / abs(b) for _, a, b in unequal), default=0.0)}
     for name in ("device_selection", "mine_device_200k"):
         p = RESULTS / "gpu" / f"{name}.json"
         if p.is_file():
@@ -119,7 +124,11 @@ def table(s: dict) -> str:
             eq = f"{c['same_values']} of {c['records']} records"
             sig = ", ".join(c["signature_fields_differing"]) or "none"
         elif c["name"] == "study" and c["rc"] == 0 and "study_cells" in s:
-            eq, sig = f"{s['study_cells']['equal']} of {s['study_cells']['cells']} cells", "-"
+            sc = s["study_cells"]
+            eq = f"{sc['equal']} of {sc['cells']} cells" + (
+                f" ({', '.join(sc['columns_differing'])} differ by up to {sc['max_relative_difference']:.0e} of "
+                f"their value)" if sc["columns_differing"] else "")
+            sig = "-"
         elif c["name"] == "mine":
             eq, sig = "not compared (its arrays' digests were lost with call 1's time limit)", "-"
         else:
@@ -172,6 +181,21 @@ def figures(s: dict) -> str:
     return "\n".join(out)
 
 
+BLOCKS = {"gpu-commands": table, "gpu-fidelity": fidelity_table, "gpu-figures": figures}
+DOCS = RESULTS.parent.parent.parent / "docs" / "scaling.md"
+
+
+def write_docs() -> None:
+    """Rewrite each ``<!-- block -->`` of docs/scaling.md (the text up to the next blank line)."""
+    page, s = DOCS.read_text(encoding="utf-8"), summary()
+    for name, render in BLOCKS.items():
+        head = f"<!-- {name} -->\n\n"
+        start = page.index(head) + len(head)
+        end = page.index("\n\n", start)
+        page = page[:start] + render(s) + page[end:]
+    DOCS.write_text(page, encoding="utf-8")
+
+
 def collect(gpu: Path, cpus: list[Path], extra: Path | None) -> None:
     for side, folders in (("gpu", [gpu]), ("cpu", cpus)):
         dest = RESULTS / side
@@ -207,9 +231,12 @@ def main(argv: list[str] | None = None) -> None:
     c.add_argument("--extra", type=Path)
     sub.add_parser("summary")
     sub.add_parser("table")
+    sub.add_parser("docs")
     args = ap.parse_args(argv)
     if args.cmd == "collect":
         collect(args.gpu, args.cpu, args.extra)
+    elif args.cmd == "docs":
+        write_docs()
     elif args.cmd == "summary":
         (RESULTS / "summary.json").write_text(json.dumps(summary(), indent=1) + "\n", encoding="utf-8")
     else:

@@ -79,6 +79,11 @@ def _num(x: float) -> str:
     return "-" if x is None or not math.isfinite(x) else f"{x:.3f}"
 
 
+def _num_g(x: float) -> str:
+    """A proxy-unit value such as epsilon, at the precision its scale needs."""
+    return "-" if x is None or not math.isfinite(x) else f"{x:.4g}"
+
+
 def build_table(args):
     from ..errors import BadInputError
     from ..tasks.ranking import read_table, table_from_leaderboard
@@ -166,6 +171,16 @@ def run(args) -> int:
           f"'p(>chance)': one-sided sign test over the pairs whose BLEU differs")
     print(f"correlations: pooled over all rows with the proxy oriented higher-is-better; CI: percentile bootstrap "
           f"over system pairs ({args.bootstrap} resamples, seed {args.seed})")
+    print("\ntie-aware agreement (above, a proxy tie is a disagreement, as in mt-metrics-eval):")
+    body = [[p.proxy, f"{p.ties.proxy_ties}/{p.ties.pairs}", _pct(p.ties.tie_share), _pct(p.ties.half_accuracy),
+             str(p.ties.half_pairs), _pct(p.ties.calibrated_accuracy), _num_g(p.ties.epsilon),
+             _pct(p.ties.calibrated_tie_share)] for p in rep.proxies]
+    print(tabulate(body, headers=["proxy", "proxy ties", "ties %", "ties as 1/2", "pairs (BLEU differs)",
+                                  "tie-calibrated", "epsilon", "ties at epsilon %"],
+                   tablefmt="simple", disable_numparse=True))
+    print("ties as 1/2: over the pairs whose BLEU differs, a proxy tie scores 1/2; tie-calibrated (Deutsch et al. "
+          "2023, mt-metrics-eval's acc_eq): over all pairs, |Δproxy| <= epsilon is a tie, right when BLEU ties "
+          "too, epsilon fitted to maximise it (optimistic)")
     if rep.pairs < 20:
         print(f"note: only {rep.pairs} pair(s): the bootstrap CI cannot show the real uncertainty of so few pairs")
     if rep.comparisons:

@@ -108,7 +108,9 @@ def _ranking_table(report, table_id: str, truth_label: str) -> str:
             "<th data-key=agree>agree / pairs</th><th data-key=p>PERM-BOTH p vs best</th>"
             "<th data-key=pearson>Pearson</th><th data-key=spearman>Spearman</th><th data-key=kendall>Kendall</th>"
             f"<th data-key=within>within a family % ({report.within_pairs} pairs) [CI] PERM-BOTH p</th>"
-            f"<th data-key=across>across families % ({report.across_pairs} pairs) [CI] PERM-BOTH p</th></tr>")
+            f"<th data-key=across>across families % ({report.across_pairs} pairs) [CI] PERM-BOTH p</th>"
+            "<th data-key=ties>proxy ties % of pairs</th><th data-key=half>ties as ½ % (pairs)</th>"
+            "<th data-key=tiecal>tie-calibrated % (ε)</th></tr>")
     rows = []
     for p in report.proxies:
         acc = p.accuracy
@@ -127,12 +129,18 @@ def _ranking_table(report, table_id: str, truth_label: str) -> str:
                 sp = split_p[kind].get(p.proxy)
                 text += f" [{_pct(ci[0])}, {_pct(ci[1])}]" + (" best" if sp is None else f" p {sp:.3f}")
             cells.append(f'<td data-v="{"" if not np.isfinite(v) else f"{v:.6f}"}">{text}</td>')
+        t = p.ties
+        for v, text in ((t.tie_share, _pct(t.tie_share)), (t.half_accuracy, f"{_pct(t.half_accuracy)} ({t.half_pairs})"),
+                        (t.calibrated_accuracy, f"{_pct(t.calibrated_accuracy)} (ε {t.epsilon:.4g})")):
+            cells.append(f'<td data-v="{"" if not np.isfinite(v) else f"{v:.6f}"}">{text}</td>')
         rows.append("<tr>" + "".join(cells) + "</tr>")
     return (f'<div style="overflow-x:auto"><table class=sortable id="{table_id}"><thead>{head}</thead>'
             f'<tbody>{"".join(rows)}</tbody></table></div>'
             f'<p class=meta>{truth_label}: {report.n_systems} encoders × {report.n_directions} directions, '
             f'{report.pairs} pairs; chance {_pct(report.chance)} %. Correlations: within-direction averages '
-            f'(tasks.ranking). ↓ = lower is better (negated before ranking).</p>')
+            f'(tasks.ranking). ↓ = lower is better (negated before ranking). Ties as ½: over the pairs whose '
+            f'ground truth differs, a proxy tie scores ½; tie-calibrated (Deutsch et al. 2023): a proxy difference '
+            f'up to ε is a tie, right when the ground truth ties too, ε fitted to maximise it.</p>')
 
 
 def _cells_table(cells: Sequence[dict], columns: Sequence[str]) -> str:

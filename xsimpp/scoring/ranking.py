@@ -71,6 +71,16 @@ def within_group_pairs(groups: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarr
     return np.concatenate(ii), np.concatenate(jj)
 
 
+def _masked_pairs(i: np.ndarray, j: np.ndarray, pair_mask: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs ``pair_mask`` keeps (one bool per pair, in ``within_group_pairs``' order); all without it."""
+    if pair_mask is None:
+        return i, j
+    pair_mask = np.asarray(pair_mask, dtype=bool)
+    if pair_mask.shape != i.shape:
+        raise BadInputError(f"pair_mask has {pair_mask.size} entries but there are {len(i)} system pairs")
+    return i[pair_mask], j[pair_mask]
+
+
 def oriented(proxy, lower_is_better: bool) -> np.ndarray:
     """The proxy with "higher is better" (negated error rates)."""
     a = np.asarray(proxy, dtype=np.float64)
@@ -189,6 +199,100 @@ def chance_accuracy(gold, groups: Sequence[Hashable], proxy=None) -> float:
     t = np.bincount(g, weights=proxy_tied, minlength=len(labels)) / np.maximum(pairs_per, 1)
     expected = np.where(gold_tied, t[g], (1.0 - t[g]) / 2.0).sum()
     return float(expected / len(i))
+
+
+# --------------------------------------------------------------------------------------------
+# Tie-aware accuracy (beside the rule above, which stays as it is)
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TieAwareAccuracy:
+    """Two readings of a proxy's pairs that do not count its ties as plain errors.
+
+    *Ties as 1/2*: over the pairs whose gold differs (a gold-tied pair has no order to find, so it
+    is left out here -- unlike the mt-metrics-eval rule, which keeps it), an agreement scores 1, a
+    proxy tie 1/2 (the expectation of breaking it by a coin), a disagreement 0; a proxy that ties
+    every pair scores 0.5, the chance level.
+
+    *Tie calibration* (Deutsch et al. 2023, "Ties Matter"; mt-metrics-eval's ``acc_eq``, its
+    ``acc23`` optimised by ``tau_optimization``): over every pair, gold ties included, a pair is
+    right when proxy and gold order it the same way or both tie, where the proxy ties a pair when
+    ``|Δproxy| <= epsilon``; epsilon is the candidate (0 or any pair's ``|Δproxy|``) that
+    maximises the accuracy, the smallest one on a tie. Epsilon is fitted on the very pairs it
+    scores, so this accuracy is optimistic by construction.
+    """
+
+    pairs: int  # every within-direction pair (as PairwiseAccuracy.pairs)
+    proxy_ties: int  # pairs whose two proxy values are equal
+    half_pairs: int  # pairs whose gold differs: the pairs of the 1/2 rule
+    half_agreements: int  # among those: proxy and gold agree
+    half_proxy_ties: int  # among those: the proxy ties (each scores 1/2)
+    calibrated_correct: int  # pairs right under tie calibration at ``epsilon``
+    epsilon: float  # proxy ties are |Δproxy| <= epsilon, in the proxy's own units (NaN without pairs)
+    calibrated_ties: int  # pairs the proxy ties at ``epsilon``
+
+    @property
+    def tie_share(self) -> float:
+        """Share of all pairs the proxy ties exactly."""
+        return PairwiseAccuracy._ratio(self.proxy_ties, self.pairs)
+
+    @property
+    def half_accuracy(self) -> float:
+        return PairwiseAccuracy._ratio(self.half_agreements + 0.5 * self.half_proxy_ties, self.half_pairs)
+
+    @property
+    def calibrated_accuracy(self) -> float:
+        return PairwiseAccuracy._ratio(self.calibrated_correct, self.pairs)
+
+    @property
+    def calibrated_tie_share(self) -> float:
+        """Share of all pairs the proxy ties at the calibrated epsilon."""
+        return PairwiseAccuracy._ratio(self.calibrated_ties, self.pairs)
+
+
+def tie_calibration(proxy: np.ndarray, gold: np.ndarray, i: np.ndarray, j: np.ndarray) -> tuple[int, float, int]:
+    """``(right pairs, epsilon, pairs tied at epsilon)`` of the tie-calibrated rule over pairs ``(i, j)``.
+
+    ``proxy`` oriented higher-is-better. Every candidate epsilon is scored in one pass: with the
+    pairs sorted by ``|Δproxy|``, those up to a candidate are ties (right when gold ties too), the
+    rest keep their sign (right when it agrees with gold's). Counts are integers, so no float
+    round-off picks the winner; ``argmax`` keeps the first, smallest, best epsilon.
+    """
+    if len(i) == 0:
+        return 0, float("nan"), 0
+    diff = np.abs(proxy[i] - proxy[j])
+    order = np.argsort(diff, kind="stable")
+    diff = diff[order]
+    right_if_tied = np.concatenate([[0], np.cumsum((gold[i] == gold[j])[order])])
+    right_if_kept = np.concatenate([[0], np.cumsum(pair_agreements(proxy, gold, i, j)[order])])
+    candidates = np.unique(np.concatenate([[0.0], diff]))
+    tied = np.searchsorted(diff, candidates, side="right")  # pairs with |Δproxy| <= each candidate
+    right = right_if_tied[tied] + right_if_kept[-1] - right_if_kept[tied]
+    best = int(np.argmax(right))
+    return int(right[best]), float(candidates[best]), int(tied[best])
+
+
+def tie_aware_accuracy(proxy, gold, groups: Sequence[Hashable], *, lower_is_better: bool = False,
+                       pair_mask: np.ndarray | None = None) -> TieAwareAccuracy:
+    """Ties as 1/2 and tie-calibrated accuracy (see :class:`TieAwareAccuracy`) within each group.
+
+    Pooled over groups as ``pairwise_accuracy`` pools its agreements (micro average), with one
+    epsilon for all groups. mt-metrics-eval also fits one epsilon but averages the accuracy per
+    row (here: per direction); the two agree when every direction has the same number of systems.
+    ``pair_mask`` keeps only some pairs, as in ``perm_both_test`` (epsilon is then fitted on them).
+    """
+    gold = _as_scores(gold, "gold")
+    p = oriented(_as_scores(proxy, "proxy", len(gold)), lower_is_better)
+    i, j = _masked_pairs(*within_group_pairs(_group_codes(groups, len(gold))[0]), pair_mask)
+    proxy_tied = p[i] == p[j]
+    gold_differs = gold[i] != gold[j]
+    agree = pair_agreements(p, gold, i, j)
+    correct, epsilon, ties = tie_calibration(p, gold, i, j)
+    return TieAwareAccuracy(
+        pairs=int(len(i)), proxy_ties=int(proxy_tied.sum()), half_pairs=int(gold_differs.sum()),
+        half_agreements=int((agree & gold_differs).sum()), half_proxy_ties=int((proxy_tied & gold_differs).sum()),
+        calibrated_correct=correct, epsilon=epsilon, calibrated_ties=ties,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -336,12 +440,7 @@ def perm_both_test(
         a, b = _within_group_ranks(a, codes), _within_group_ranks(b, codes)
     elif scale == "z":
         a, b = _within_group_z(a, codes), _within_group_z(b, codes)
-    i, j = within_group_pairs(codes)
-    if pair_mask is not None:
-        pair_mask = np.asarray(pair_mask, dtype=bool)
-        if pair_mask.shape != i.shape:
-            raise BadInputError(f"pair_mask has {pair_mask.size} entries but there are {len(i)} system pairs")
-        i, j = i[pair_mask], j[pair_mask]
+    i, j = _masked_pairs(*within_group_pairs(codes), pair_mask)
     n_pairs = len(i)
     if n_pairs == 0:
         return PermutationResult(float("nan"), float("nan"), n_permutations, alternative)
@@ -360,6 +459,56 @@ def perm_both_test(
         extreme = np.count_nonzero(np.abs(null) >= abs(observed))
     p = (1 + extreme) / (1 + n_permutations)
     return PermutationResult(observed / n_pairs, float(p), n_permutations, alternative, null / n_pairs)
+
+
+def sign_flip_test(
+    differences,
+    *,
+    n_flips: int = 10_000,
+    seed: int = 0,
+    exact_up_to: int = 16,
+    alternative: str = "two-sided",
+) -> PermutationResult:
+    """Sign-flip test over languages: is the mean per-language accuracy difference of two proxies 0?
+
+    ``differences`` holds one value per language (direction), e.g. accuracy(a) - accuracy(b) over
+    that language's pairs. Languages, not pairs or cells, are the unit: under H0 each language's
+    difference is as likely positive as negative, so flipping any set of signs gives an equally
+    likely sample, and pairs (or cells) within a language are never treated as independent.
+
+    With at most ``exact_up_to`` languages every one of the 2^L sign vectors is tried (exact: the
+    p-value is the share of them at least as extreme, the observed one included, and
+    ``n_permutations`` is 2^L); beyond that ``n_flips`` random sign vectors (``seed``) give
+    (1 + #{at least as extreme}) / (1 + n_flips). ``"two-sided"`` compares |mean|, ``"greater"``
+    tests mean > 0. Means equal up to float round-off count as equally extreme (a flipped sum of
+    the same values may differ from the observed one in the last bit).
+    """
+    if alternative not in ("greater", "two-sided"):
+        raise BadInputError(f"alternative must be 'greater' or 'two-sided', got '{alternative}'")
+    if n_flips < 1:
+        raise BadInputError(f"n_flips must be at least 1, got {n_flips}")
+    d = _as_scores(differences, "differences")
+    n = len(d)
+    if n == 0:
+        return PermutationResult(float("nan"), float("nan"), 0, alternative)
+    observed = float(d.mean())
+    if n <= exact_up_to:
+        signs = ((np.arange(2 ** n)[:, None] >> np.arange(n)) & 1) * 2.0 - 1.0  # every sign vector, once
+        null = signs @ d / n
+    else:
+        rng = np.random.default_rng(seed)
+        null = np.empty(n_flips)
+        block = max(1, _BLOCK_ELEMENTS // n)
+        for start in range(0, n_flips, block):
+            stop = min(start + block, n_flips)
+            null[start:stop] = rng.choice((-1.0, 1.0), size=(stop - start, n)) @ d / n
+    tolerance = 1e-12 * max(1.0, float(np.abs(d).max()))
+    if alternative == "greater":
+        extreme = np.count_nonzero(null >= observed - tolerance)
+    else:
+        extreme = np.count_nonzero(np.abs(null) >= abs(observed) - tolerance)
+    p = extreme / len(null) if n <= exact_up_to else (1 + extreme) / (1 + n_flips)
+    return PermutationResult(observed, float(p), len(null), alternative, null)
 
 
 # --------------------------------------------------------------------------------------------

@@ -18,8 +18,9 @@ from .run import StudyResult
 
 
 def ranking_text(result: StudyResult, truth: str, top: int | None = None) -> str:
-    """The table the CLI prints: accuracy, CI, PERM-BOTH p against the best, Kendall's tau, and the
-    accuracy over pairs of one encoder family (within a model) and of two (across models), per proxy."""
+    """The table the CLI prints: accuracy, CI, PERM-BOTH p against the best, Kendall's tau, the
+    accuracy over pairs of one encoder family (within a model) and of two (across models), per proxy,
+    then the tie-aware readings: the share of pairs the proxy ties, ties as 1/2, tie-calibrated."""
     rep = result.rankings[truth]
     pvals = {kind: {b: r.p_value for _, b, r in tests} for kind, tests in
              (("all", rep.comparisons), ("within", rep.within_comparisons), ("across", rep.across_comparisons))}
@@ -28,7 +29,8 @@ def ranking_text(result: StudyResult, truth: str, top: int | None = None) -> str
     lines = [f"{truth} ({registry.METRICS[truth].description}): {rep.n_systems} encoders x {rep.n_directions} languages{into}, "
              f"{rep.pairs} pairs, chance {100 * rep.chance:.1f}%; p: PERM-BOTH against the best over the same pairs",
              f"{'proxy':<40} {'acc%':>6} {'CI':>14} {'p':>6} {'kendall':>8} "
-             f"{f'within({rep.within_pairs})':>13} {'CI':>14} {'p':>6} {f'across({rep.across_pairs})':>13} {'CI':>14} {'p':>6}"]
+             f"{f'within({rep.within_pairs})':>13} {'CI':>14} {'p':>6} {f'across({rep.across_pairs})':>13} {'CI':>14} {'p':>6} "
+             f"{'ties%':>6} {'ties½%':>6} {'tiecal%':>7}"]
 
     def pct(x: float) -> str:  # no pairs of that kind -> '-'
         return "-" if x != x else f"{100 * x:.1f}"
@@ -47,7 +49,8 @@ def ranking_text(result: StudyResult, truth: str, top: int | None = None) -> str
         lines.append(f"{p.proxy:<40} {100 * a.accuracy:6.1f} {ci(p.ci):>14} {pv('all', p.proxy):>6} "
                      f"{p.correlations.get('kendall', float('nan')):8.3f} "
                      f"{pct(a.within_accuracy):>13} {ci(p.within_ci):>14} {pv('within', p.proxy):>6} "
-                     f"{pct(a.across_accuracy):>13} {ci(p.across_ci):>14} {pv('across', p.proxy):>6}")
+                     f"{pct(a.across_accuracy):>13} {ci(p.across_ci):>14} {pv('across', p.proxy):>6} "
+                     f"{pct(p.ties.tie_share):>6} {pct(p.ties.half_accuracy):>6} {pct(p.ties.calibrated_accuracy):>7}")
     if top is not None and len(rep.proxies) > top:
         lines.append(f"... {len(rep.proxies) - top} more in ranking_{truth}.json")
     return "\n".join(lines)

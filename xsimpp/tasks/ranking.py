@@ -395,6 +395,8 @@ class ProxyReport:
     ci: tuple[float, float]
     chance: float  # this proxy's values dealt at random (keeps its ties)
     correlations: dict[str, float]
+    ties: R.TieAwareAccuracy  # ties as 1/2 and tie-calibrated, beside ``accuracy``'s mt-metrics-eval rule
+    split_ties: dict[str, R.TieAwareAccuracy]  # the same over "within"- and "across"-family pairs only
     p_chance: float = float("nan")  # sign test against a random proxy
     within_ci: tuple[float, float] = (float("nan"), float("nan"))  # over within-model pairs only
     across_ci: tuple[float, float] = (float("nan"), float("nan"))  # over across-model pairs only
@@ -438,6 +440,14 @@ class RankingReport:
                 "p_vs_chance": f(p.p_chance),
                 "per_direction": {str(k): list(v) for k, v in p.accuracy.per_direction.items()},
                 **{k: f(v) for k, v in p.correlations.items()},
+                "proxy_ties": p.ties.proxy_ties, "proxy_tie_share": f(p.ties.tie_share),
+                "accuracy_ties_half": f(p.ties.half_accuracy), "pairs_ties_half": p.ties.half_pairs,
+                "accuracy_tie_calibrated": f(p.ties.calibrated_accuracy), "tie_epsilon": f(p.ties.epsilon),
+                "tie_calibrated_ties": p.ties.calibrated_ties,
+                **{f"{kind}_{key}": value for kind, t in p.split_ties.items() for key, value in (
+                    ("proxy_ties", t.proxy_ties), ("proxy_tie_share", f(t.tie_share)),
+                    ("accuracy_ties_half", f(t.half_accuracy)), ("pairs_ties_half", t.half_pairs),
+                    ("accuracy_tie_calibrated", f(t.calibrated_accuracy)), ("tie_epsilon", f(t.epsilon)))},
             } for p in self.proxies],
             **{key: [{"a": a, "b": b, "delta": f(r.delta), "p_value": f(r.p_value),
                       "n_permutations": r.n_permutations, "alternative": r.alternative} for a, b, r in tests]
@@ -480,7 +490,12 @@ def evaluate_table(
                  for kind, mask in (("within", acc.same_family), ("across", ~acc.same_family))}
         reports.append(ProxyReport(p, lib, acc, ci, R.chance_accuracy(gold, groups, values),
                                    R.correlations(values, gold, groups, lower_is_better=lib),
-                                   R.sign_test(values, gold, groups, lower_is_better=lib),
+                                   ties=R.tie_aware_accuracy(values, gold, groups, lower_is_better=lib),
+                                   split_ties={kind: R.tie_aware_accuracy(values, gold, groups, lower_is_better=lib,
+                                                                          pair_mask=mask)
+                                               for kind, mask in (("within", acc.same_family),
+                                                                  ("across", ~acc.same_family))},
+                                   p_chance=R.sign_test(values, gold, groups, lower_is_better=lib),
                                    within_ci=split["within"], across_ci=split["across"]))
     if compare is None:
         # Every proxy against the first-listed one (xsim when present: the baseline the paper beats),
@@ -521,4 +536,12 @@ def evaluate_table(
 # ``evaluate_table``, not a task of the runner); registered with the metrics in ``xsimpp.tasks``.
 RANKING_METRICS = {"pairwise_accuracy": MetricInfo("accuracy", lower_is_better=False,
                                                    description="pairwise ranking accuracy of a proxy against "
-                                                               "downstream quality (Kocmi et al. 2021)")}
+                                                               "downstream quality (Kocmi et al. 2021)"),
+                   "pairwise_accuracy_ties_half": MetricInfo(
+                       "accuracy", lower_is_better=False,
+                       description="pairwise ranking accuracy with a proxy tie counted as 1/2, over the pairs "
+                                   "whose downstream quality differs"),
+                   "pairwise_accuracy_tie_calibrated": MetricInfo(
+                       "accuracy", lower_is_better=False,
+                       description="pairwise ranking accuracy with tie calibration (Deutsch et al. 2023, "
+                                   "mt-metrics-eval's acc_eq)")}
