@@ -60,3 +60,26 @@ def test_float32_on_the_gpu_gives_the_cpus_error_counts(compare):
             assert c["signature_differs_beyond_numerics"] == [] or (
                 c["name"] == "eval-pxsim" and c["signature_differs_beyond_numerics"] == ["params"]), c["name"]
     assert re.fullmatch(r"NVIDIA .+", s["device"])
+
+
+def test_the_prose_figures_come_from_the_committed_profile_and_bundle_manifest(compare):
+    """The section's prose quotes the cut's row counts and the cProfile of one command there."""
+    page = (ROOT / "docs" / "scaling.md").read_text(encoding="utf-8")
+    bundle = json.loads((compare.RESULTS / "gpu" / "bundle.json").read_text(encoding="utf-8"))
+    assert f"{bundle['rows_kept']:,} of {bundle['rows']:,} rows".replace(",", " ") in page
+    profile = (compare.RESULTS / "gpu" / "eval_profile.txt").read_text(encoding="utf-8")
+
+    def seconds(function: str) -> float:  # cumulative time of the profile's line for `function`
+        line = next(x for x in profile.splitlines() if x.rstrip().endswith(function))
+        return float(line.split()[3])
+
+    calls = int(re.search(r"^(\d+)/531 .*_call_impl", profile, re.M).group(1))
+    wall = re.search(r"Elapsed \(wall clock\) time \(h:mm:ss or m:ss\): 0:(\d+\.\d+)", profile).group(1)
+    quoted = {"wall": f"{float(wall):.1f} s wall", "forward": f"take {seconds('(hidden_layer)'):.1f} s",
+              "scoring": f"on the device {seconds('(topk_both)'):.1f} s",
+              "custom ops": f"registration {seconds('(_register_to_dispatcher)'):.1f} s",
+              "compile": f"no cache\n{seconds('{built-in method builtins.compile}'):.1f} s",
+              "tokenizer": f"tokenizer ({seconds('tokenization_auto.py:658(from_pretrained)'):.1f} s)",
+              "module calls": f"({calls:,} of them".replace(",", " ")}
+    for what, text in quoted.items():
+        assert text in page, f"docs/scaling.md does not quote the profile's {what}: {text!r}"
