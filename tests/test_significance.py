@@ -199,3 +199,46 @@ def test_the_guide_quotes_the_committed_results():
             row = (f"| {setting} | {100 * tests['shift']:.1f} % | {100 * tests['randomization']:.1f} % | "
                    f"{100 * tests['sacrebleu']:.1f} % |")
             assert row in guide, row
+    # the reading under the power table: the shift bootstrap's power with B's errors containing A's,
+    # then with B fixing 10 / 20 / 40 % of A's errors at the same net +1 point
+    power = calib["power_at_0.05"]
+    fixes = [power[f"n=1012,A 5%,B fixes {share}% of A's errors, 1 point more net"] for share in (10, 20, 40)]
+    contained = power["n=1012,A 5%,B A's errors and 1% more"]
+    assert f"finds it in {100 * contained['shift']:.0f} % of repetitions" in guide
+    falls = " / ".join(f"{100 * row['shift']:.0f}" for row in fixes)
+    assert f"10 / 20 / 40 % of A's errors at the same net +1 point, in {falls} %" in guide
+
+
+def test_mcnemar_exact_matches_the_binomial_by_hand():
+    # b=10, c=2 of 12 discordant: two-sided 2 * P(X <= 2) = 2 * (1 + 12 + 66) / 2**12
+    assert S.mcnemar(10, 2) == pytest.approx(158 / 4096, rel=1e-12)
+    assert S.mcnemar(10, 2, "greater") == pytest.approx(79 / 4096, rel=1e-12)
+    assert S.mcnemar(2, 10, "greater") == pytest.approx(1 - 13 / 4096, rel=1e-12)  # P(X >= 2)
+    assert S.mcnemar(0, 0) == 1.0
+    with pytest.raises(BadInputError):
+        S.mcnemar(-1, 3)
+    with pytest.raises(BadInputError):
+        S.mcnemar(1, 3, "worse")
+
+
+def test_mcnemar_detectable_loss_is_the_first_loss_with_the_power():
+    from math import comb
+
+    def power(d, k_min, loss):
+        q = 0.5 + loss / (2 * d)
+        return sum(comb(d, k) * q**k * (1 - q) ** (d - k) for k in range(k_min, d + 1))
+
+    for d, alpha in ((20, 0.05), (60, 0.05 / 203), (200, 0.01)):
+        k_min = next(k for k in range(d + 1) if sum(comb(d, j) for j in range(k, d + 1)) / 2**d <= alpha)
+        loss = S.mcnemar_detectable_loss(d, alpha)
+        assert power(d, k_min, loss) >= 0.8 > power(d, k_min, loss - 1)
+    assert S.mcnemar_detectable_loss(3, 0.01) is None  # 3 discordant items can never give p <= 0.01
+
+
+def test_paired_difference_interval_is_agrestis_wald_interval():
+    # Agresti (2013) 10.1: 1 600 people, 150 change one way and 86 the other; SE 0.0095
+    lo, hi = S.paired_difference_interval(150, 86, 1600)
+    assert (lo, hi) == pytest.approx((4.0 - 1.959964 * 0.954889, 4.0 + 1.959964 * 0.954889), abs=1e-4)
+    assert S.paired_difference_interval(0, 0, 10) == (0.0, 0.0)
+    with pytest.raises(BadInputError):
+        S.paired_difference_interval(8, 5, 10)

@@ -26,6 +26,11 @@ average for error rates, the mean over languages for accuracies (XTREME) and F1 
 - ``paired_randomization``: sacrebleu's ``--paired-ar`` (Riezler & Maxwell 2005), the two-sided
   paired approximate randomisation test, run by ``scipy.stats.permutation_test`` (each unit's two
   outcomes swapped at random); its p-value is scipy's ``(c + 1) / (N + 1)`` estimate.
+- ``mcnemar``: the exact McNemar test on the discordant items of two paired binary outcomes
+  (``scipy.stats.binomtest`` on the b items only the second system gets wrong among the b + c
+  discordant ones), one- or two-sided; ``mcnemar_detectable_loss``: the smallest net loss it finds
+  with a given power, holding the discordant count; ``paired_difference_interval``: the Wald
+  interval of a paired difference of proportions (Agresti 2013, 10.1.3) from the same counts.
 - ``holm`` / ``benjamini_hochberg``: corrections across languages.
 """
 
@@ -366,3 +371,51 @@ def correct(p_values: Sequence[float], method: str) -> np.ndarray:
     if not len(p_values):
         return np.zeros(0)
     return holm(p_values) if method == "holm" else benjamini_hochberg(p_values)
+
+
+def mcnemar(b: int, c: int, alternative: str = "two-sided") -> float:
+    """Exact McNemar p-value: of the ``b + c`` items where two paired binary outcomes differ, ``b``
+    went the second system's way wrong (first right, second wrong), ``c`` the other way. Under the
+    null each discordant item is either with probability 1/2 (``scipy.stats.binomtest``);
+    ``alternative="greater"`` asks whether the second system is worse (b too large)."""
+    from scipy.stats import binomtest
+
+    b, c = check_count(b, "b", 0, 2**62), check_count(c, "c", 0, 2**62)
+    if alternative not in ("two-sided", "greater", "less"):
+        raise BadInputError(f"alternative must be two-sided, greater or less, not {alternative!r}")
+    return 1.0 if b + c == 0 else float(binomtest(b, b + c, 0.5, alternative=alternative).pvalue)
+
+
+def mcnemar_detectable_loss(discordant: int, alpha: float, power: float = 0.8) -> int | None:
+    """The smallest net loss ``b - c`` (items) that the one-sided exact McNemar test at ``alpha``
+    finds with at least ``power`` when ``discordant`` items differ: b ~ Binomial(discordant, 1/2 +
+    loss / (2 * discordant)). None when no loss within the discordant items reaches that power."""
+    from scipy.stats import binom
+
+    d = check_count(discordant, "discordant items", 0, 2**31)
+    if not 0 < alpha < 1 or not 0 < power < 1:
+        raise BadInputError("alpha and power must lie strictly between 0 and 1")
+    ks = np.arange(d + 1)
+    p_greater = binom.sf(ks - 1, d, 0.5)  # P(B >= k) under the null, the test's p-value at b = k
+    rejecting = ks[p_greater <= alpha]
+    if not len(rejecting):
+        return None
+    k_min = int(rejecting[0])
+    for loss in range(1, d + 1):
+        if binom.sf(k_min - 1, d, 0.5 + loss / (2 * d)) >= power:
+            return loss
+    return None
+
+
+def paired_difference_interval(b: int, c: int, n: int, level: float = 0.95) -> tuple[float, float]:
+    """Wald interval, in points, of the difference of two paired error rates (second - first):
+    (b - c) / n +- z * sqrt(b + c - (b - c)^2 / n) / n, the items as the unit."""
+    from scipy.stats import norm
+
+    n = check_count(n, "items", 1, 2**62)
+    if b < 0 or c < 0 or b + c > n:
+        raise BadInputError(f"discordant counts b={b}, c={c} do not fit in {n} items")
+    level = check_level(level)
+    d = (b - c) / n
+    half = norm.ppf(0.5 + level / 2) * np.sqrt(max(b + c - (b - c) ** 2 / n, 0.0)) / n
+    return 100 * (d - half), 100 * (d + half)
