@@ -222,17 +222,26 @@ def test_mcnemar_exact_matches_the_binomial_by_hand():
 
 
 def test_mcnemar_detectable_loss_is_the_first_loss_with_the_power():
-    from math import comb
+    from math import comb, exp, factorial
 
-    def power(d, k_min, loss):
-        q = 0.5 + loss / (2 * d)
-        return sum(comb(d, k) * q**k * (1 - q) ** (d - k) for k in range(k_min, d + 1))
+    def pois(k, mu):
+        return exp(-mu) * mu**k / factorial(k)
 
-    for d, alpha in ((20, 0.05), (60, 0.05 / 203), (200, 0.01)):
-        k_min = next(k for k in range(d + 1) if sum(comb(d, j) for j in range(k, d + 1)) / 2**d <= alpha)
-        loss = S.mcnemar_detectable_loss(d, alpha)
-        assert power(d, k_min, loss) >= 0.8 > power(d, k_min, loss - 1)
-    assert S.mcnemar_detectable_loss(3, 0.01) is None  # 3 discordant items can never give p <= 0.01
+    def rejects(b, c, alpha):  # one-sided exact: P(Binomial(b + c, 1/2) >= b) <= alpha
+        return sum(comb(b + c, j) for j in range(b, b + c + 1)) / 2 ** (b + c) <= alpha
+
+    def power(background, loss, alpha):
+        h = background / 2
+        return sum(pois(c, h) * pois(b, h + loss) for c in range(40) for b in range(120) if rejects(b, c, alpha))
+
+    for background, alpha in ((0, 0.05), (2, 0.05 / 203), (16, 0.05)):
+        loss = S.mcnemar_detectable_loss(background, alpha)
+        assert power(background, loss, alpha) >= 0.8 > power(background, loss - 1, alpha), (background, alpha, loss)
+    # with nothing else differing, 12 losses in a row are needed at 0.05 / 203 (2**-12 < 2.46e-4 < 2**-11)
+    assert S.mcnemar_detectable_loss(0, 0.05 / 203, power=0.5) <= S.mcnemar_detectable_loss(0, 0.05 / 203)
+    assert S.mcnemar_detectable_loss(0, 0.01, max_loss=3) is None
+    with pytest.raises(BadInputError):
+        S.mcnemar_detectable_loss(-1, 0.05)
 
 
 def test_paired_difference_interval_is_agrestis_wald_interval():

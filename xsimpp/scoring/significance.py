@@ -29,7 +29,7 @@ average for error rates, the mean over languages for accuracies (XTREME) and F1 
 - ``mcnemar``: the exact McNemar test on the discordant items of two paired binary outcomes
   (``scipy.stats.binomtest`` on the b items only the second system gets wrong among the b + c
   discordant ones), one- or two-sided; ``mcnemar_detectable_loss``: the smallest net loss it finds
-  with a given power, holding the discordant count; ``paired_difference_interval``: the Wald
+  with a given power beside a background of discordant items that cancel out; ``paired_difference_interval``: the Wald
   interval of a paired difference of proportions (Agresti 2013, 10.1.3) from the same counts.
 - ``holm`` / ``benjamini_hochberg``: corrections across languages.
 """
@@ -386,23 +386,28 @@ def mcnemar(b: int, c: int, alternative: str = "two-sided") -> float:
     return 1.0 if b + c == 0 else float(binomtest(b, b + c, 0.5, alternative=alternative).pvalue)
 
 
-def mcnemar_detectable_loss(discordant: int, alpha: float, power: float = 0.8) -> int | None:
-    """The smallest net loss ``b - c`` (items) that the one-sided exact McNemar test at ``alpha``
-    finds with at least ``power`` when ``discordant`` items differ: b ~ Binomial(discordant, 1/2 +
-    loss / (2 * discordant)). None when no loss within the discordant items reaches that power."""
-    from scipy.stats import binom
+def mcnemar_detectable_loss(background: float, alpha: float, power: float = 0.8, max_loss: int = 100_000) -> int | None:
+    """The smallest expected net loss ``L`` (items) that the one-sided exact McNemar test at
+    ``alpha`` finds with at least ``power``, when the two systems also disagree on ``background``
+    items that cancel out: the items only the second gets wrong b ~ Poisson(background / 2 + L), the
+    others c ~ Poisson(background / 2). None when no loss up to ``max_loss`` reaches the power."""
+    from scipy.stats import binom, poisson
 
-    d = check_count(discordant, "discordant items", 0, 2**31)
-    if not 0 < alpha < 1 or not 0 < power < 1:
-        raise BadInputError("alpha and power must lie strictly between 0 and 1")
-    ks = np.arange(d + 1)
-    p_greater = binom.sf(ks - 1, d, 0.5)  # P(B >= k) under the null, the test's p-value at b = k
-    rejecting = ks[p_greater <= alpha]
-    if not len(rejecting):
-        return None
-    k_min = int(rejecting[0])
-    for loss in range(1, d + 1):
-        if binom.sf(k_min - 1, d, 0.5 + loss / (2 * d)) >= power:
+    if isinstance(background, bool) or not background >= 0 or not 0 < alpha < 1 or not 0 < power < 1:
+        raise BadInputError("background must be >= 0 and alpha, power strictly between 0 and 1")
+    half = background / 2
+    c = np.arange(int(poisson.isf(1e-12, half)) + 2 if half > 0 else 1)
+    pc = poisson.pmf(c, half) if half > 0 else np.ones(1)
+
+    def k_min(ci: int) -> int:  # the fewest b that reject with c = ci: P(Binomial(b + ci, 1/2) >= b) <= alpha
+        b = 0
+        while binom.sf(b - 1, b + ci, 0.5) > alpha:
+            b += 1
+        return b
+
+    ks = np.array([k_min(int(ci)) for ci in c])
+    for loss in range(1, max_loss + 1):
+        if float((pc * poisson.sf(ks - 1, half + loss)).sum()) >= power:
             return loss
     return None
 
@@ -418,4 +423,4 @@ def paired_difference_interval(b: int, c: int, n: int, level: float = 0.95) -> t
     level = check_level(level)
     d = (b - c) / n
     half = norm.ppf(0.5 + level / 2) * np.sqrt(max(b + c - (b - c) ** 2 / n, 0.0)) / n
-    return 100 * (d - half), 100 * (d + half)
+    return float(100 * (d - half)), float(100 * (d + half))

@@ -1,0 +1,52 @@
+"""The e5-small paths' statistical fidelity gates (benchmarks/bench_e5_paths.py gates, issue 52):
+every figure a committed gates file states -- per-language exact McNemar p-values, Holm's
+adjustment, the micro-average's paired interval, the verdict and the power -- recomputed here from
+the per-language counts it carries, with the project's own statistics."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from xsimpp.scoring import significance as S
+
+RESULTS = Path(__file__).resolve().parent.parent / "benchmarks" / "results" / "e5_paths"
+
+
+def paired_gates():
+    out = []
+    for p in sorted([*RESULTS.glob("gates_*.json"), *RESULTS.glob("paired_*.json")]):
+        gates = json.loads(p.read_text(encoding="utf-8"))["gates"]
+        for name in ("flores", "xsimpp"):
+            if "paired" in gates.get(name, {}):
+                out.append(pytest.param(gates[name]["paired"], id=f"{p.stem}-{name}"))
+    return out
+
+
+@pytest.mark.parametrize("g", paired_gates())
+def test_a_committed_paired_gate_recomputes_from_its_counts(g):
+    rows = g["per_language"]
+    assert len(rows) == g["languages"] and sum(r["n"] for r in rows.values()) == g["sentences"]
+    for lang, r in rows.items():
+        # the counts hang together: errors differ by exactly the discordant items
+        assert r["candidate"] - r["torch_float32"] == r["worse"] - r["better"], lang
+        assert r["p"] == pytest.approx(S.mcnemar(r["worse"], r["better"], "greater"), rel=1e-12), lang
+    holm = S.holm([r["p"] for r in rows.values()])
+    assert [r["p_holm"] for r in rows.values()] == pytest.approx(list(holm), rel=1e-12)
+    worse, better = sum(r["worse"] for r in rows.values()), sum(r["better"] for r in rows.values())
+    assert (g["worse"], g["better"]) == (worse, better)
+    lo, hi = S.paired_difference_interval(worse, better, g["sentences"])
+    assert g["interval_95"] == [round(lo, 4), round(hi, 4)]
+    significant = sorted(k for k, r in rows.items() if r["p_holm"] < 0.05)
+    assert g["significantly_worse"] == significant
+    assert g["pass"] == (not significant and -g["bound"] <= lo and hi <= g["bound"])
+    d = sorted(r["worse"] + r["better"] for r in rows.values())[len(rows) // 2]
+    assert g["power_80"] == {"median_discordant": d,
+                             "loss_first_step": S.mcnemar_detectable_loss(d, 0.05 / len(rows)),
+                             "loss_last_step": S.mcnemar_detectable_loss(d, 0.05)}
+
+
+def test_some_gates_file_carries_the_paired_gate():
+    assert paired_gates(), "no committed gates file has the statistical (paired) gate"
