@@ -112,6 +112,18 @@ def test_the_performance_page_quotes_the_committed_e5_path_results():
     quoted = (f"micro-average {g128['flores']['micro_delta']:+.3f}, {g128['flores']['worst']} "
               f"{g128['flores']['worst_delta']:+.2f}, xsim++ {worst_x[0]} {worst_x[1]['delta']:+.2f}")
     assert quoted in " ".join(page.split()), quoted
+    # the prose on the dynamic path's xsim++ gate: its counts, and the disagreement the bound allows
+    x = json.loads((results / "paired_openvino-int8-dynamic_amd_2cores.json").read_text(encoding="utf-8"))
+    x = x["gates"]["xsimpp"]["paired"]
+    d, n, net = x["worse"] + x["better"], x["sentences"], x["worse"] - x["better"]
+    half = 100 * 1.96 * (d - net * net / n) ** 0.5 / n
+    most = int((0.30 * n / 100 / 1.96) ** 2)  # disagreements whose interval fits ±0.30 at no net loss
+    lo, hi = x["interval_95"]
+    quoted = (f"languages' {n:,} sentences it is worse on {x['worse']} and better on {x['better']}, micro-average "
+              f"{x['micro_delta']:+.3f} points, 95 % interval [{lo:+.3f}, {hi:+.3f}]").replace(",", " ", 1)
+    assert quoted in " ".join(page.split()), quoted
+    assert f"at {d} disagreements it is ±{half:.2f} points" in " ".join(page.split())
+    assert f"fewer than about {round(most, -1)} of the {n:,}".replace(",", " ") in " ".join(page.split())
 
 
 def test_the_encoders_guide_quotes_the_committed_nano_libm_finding():
