@@ -124,6 +124,36 @@ def test_the_performance_page_quotes_the_committed_e5_path_results():
     assert quoted in " ".join(page.split()), quoted
     assert f"at {d} disagreements it is ±{half:.2f} points" in " ".join(page.split())
     assert f"fewer than about {round(most, -1)} of the {n:,}".replace(",", " ") in " ".join(page.split())
+    # the int8 variants chosen on FLORES dev (benchmarks/int8_variants.py): the table and the prose's figures
+    variants = runpy.run_path(str(ROOT / "benchmarks" / "int8_variants.py"))
+    v = json.loads((results / "variants" / "int8_dev_variants.json").read_text(encoding="utf-8"))
+    vs = json.loads((results / "variants" / "int8_dev_variants_speed.json").read_text(encoding="utf-8"))
+    missing_rows = [row for row in variants["doc_rows"](v, vs) if row not in page]
+    assert missing_rows == [], missing_rows[:3]
+    flat = " ".join(page.split())
+    changed = {k: r["xsim++"]["worse"] + r["xsim++"]["better"] for k, r in v.items() if k != "float32"}
+    n_dev = v["sym@32"]["xsim++"]["n"]
+    assert v["float32"]["xsim++"]["worse"] + v["float32"]["xsim++"]["better"] == 0
+    assert (f"changes {100 * min(changed.values()) / n_dev:.1f}-{100 * max(changed.values()) / n_dev:.1f} % of the "
+            f"xsim++ decisions") in flat
+    assert f"change {changed['sym@0']}." in flat
+    assert f"removes {changed['sym@32'] - changed['sym+emb@32']} disagreements" in flat
+    room = lambda d: (0.30 - 100 * 1.96 * d ** 0.5 / n) * n / 100  # noqa: E731  net loss (sentences) the bound leaves
+    assert f"for a net loss of about {round(room(changed['sym+emb@16']))} sentences" in flat
+    assert f"at 150 of {n:,} the interval leaves room for a net loss of {round(room(150))} sentences".replace(
+        ",", " ", 1) in flat
+    dyn = json.loads((results / "paired_openvino-int8-dynamic_amd_2cores.json").read_text(encoding="utf-8"))["gates"]
+    f, x = dyn["flores"]["paired"], dyn["xsimpp"]["paired"]
+    assert (f"the dynamic path passes FLORES ({f['micro_delta']:+.3f} points, [{f['interval_95'][0]:+.3f}, "
+            f"{f['interval_95'][1]:+.3f}]) but not xsim++ ({x['micro_delta']:+.3f}, [{x['interval_95'][0]:+.3f}, "
+            f"{x['interval_95'][1]:+.3f}], past ±{x['bound']:.2f})") in flat and f["pass"] and not x["pass"]
+    st = json.loads((results / "paired_openvino-int8_amd_2cores.json").read_text(encoding="utf-8"))
+    st = st["gates"]["xsimpp"]["paired"]
+    lo, hi = st["interval_95"]
+    assert (f"{st['worse']} sentences worse, {st['better']} better, micro {st['micro_delta']:+.3f} "
+            f"[{lo:+.3f}, {hi:+.3f}]") in flat
+    assert f"Static int8 changes {st['worse'] + st['better']} xsim++ decisions on devtest" in flat
+    assert round((st["worse"] + st["better"]) / d) == 2  # "twice as many as the dynamic path"
 
 
 def test_the_encoders_guide_quotes_the_committed_nano_libm_finding():
