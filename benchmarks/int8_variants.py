@@ -81,39 +81,16 @@ class DevSet:
         return res
 
 
-def convert(weights: Path):
-    """e5-small's float32 IR, converted exactly as ``e5_openvino.build`` does."""
-    import openvino
-    import torch
-
-    from xsimpp.encoders.backbone.layers import drop_blocks_above
-    from xsimpp.encoders.backbone.models import load_transformer
-
-    _, model = load_transformer(weights, adapter="e5-small")
-    model = drop_blocks_above(model, 12)
-
-    class LastHidden(torch.nn.Module):
-        def __init__(self, bert):
-            super().__init__()
-            self.bert = bert
-
-        def forward(self, input_ids, attention_mask):
-            return self.bert(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
-
-    ex = {"input_ids": torch.ones(2, 16, dtype=torch.long), "attention_mask": torch.ones(2, 16, dtype=torch.long)}
-    shapes = [("input_ids", [-1, -1], openvino.Type.i64), ("attention_mask", [-1, -1], openvino.Type.i64)]
-    with torch.inference_mode(False), torch.no_grad():
-        return openvino.convert_model(LastHidden(model).eval(), example_input=ex, input=shapes)
-
-
 def build_compressed(name: str, weights: Path, out: Path) -> None:
     import nncf
     import openvino
 
+    from xsimpp.encoders.e5_openvino import convert
+
     kind, _, ignore = name.partition("+")
     mode = {"sym": nncf.CompressWeightsMode.INT8_SYM, "asym": nncf.CompressWeightsMode.INT8_ASYM}[kind]
     scope = {"ignored_scope": nncf.IgnoredScope(patterns=IGNORED[ignore], validate=False)} if ignore else {}
-    ir = nncf.compress_weights(convert(weights), mode=mode, **scope)
+    ir = nncf.compress_weights(convert(weights, 12), mode=mode, **scope)
     out.mkdir(parents=True, exist_ok=True)
     openvino.save_model(ir, str(out / "model.xml"), compress_to_fp16=False)
 

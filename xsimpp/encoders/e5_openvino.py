@@ -95,18 +95,16 @@ def ir_folder(weights_revision: str, layer: int, precision: str, tools: dict[str
     return models_dir() / name
 
 
-def build(weights: Path, layer: int, precision: str, out: Path) -> None:
-    """Write ``model.xml``/``model.bin`` of ``weights`` truncated to ``layer`` into ``out``: run in a
-    subprocess by ``ensure_ir`` (the oneDNN ISA is fixed when OpenVINO loads)."""
-    import nncf
+def convert(weights: Path, layer: int):
+    """``weights`` truncated to ``layer`` as an OpenVINO float32 model (its last layer's token
+    states), before any quantisation: what every precision starts from."""
     import openvino
     import torch
 
-    from .backbone.batching import tokenize
     from .backbone.layers import drop_blocks_above
     from .backbone.models import load_transformer
 
-    tokenizer, model = load_transformer(weights, adapter="e5-small")
+    _, model = load_transformer(weights, adapter="e5-small")
     model = drop_blocks_above(model, layer)
 
     class LastHidden(torch.nn.Module):
@@ -120,9 +118,23 @@ def build(weights: Path, layer: int, precision: str, out: Path) -> None:
     example = {"input_ids": torch.ones(2, 16, dtype=torch.long), "attention_mask": torch.ones(2, 16, dtype=torch.long)}
     shapes = [("input_ids", [-1, -1], openvino.Type.i64), ("attention_mask", [-1, -1], openvino.Type.i64)]
     with torch.inference_mode(False), torch.no_grad():
-        ir = openvino.convert_model(LastHidden(model).eval(), example_input=example, input=shapes)
+        return openvino.convert_model(LastHidden(model).eval(), example_input=example, input=shapes)
+
+
+def build(weights: Path, layer: int, precision: str, out: Path) -> None:
+    """Write ``model.xml``/``model.bin`` of ``weights`` truncated to ``layer`` into ``out``: run in a
+    subprocess by ``ensure_ir`` (the oneDNN ISA is fixed when OpenVINO loads)."""
+    import nncf
+    import openvino
+
+    ir = convert(weights, layer)
     if precision == "int8":
+        from transformers import AutoTokenizer
+
+        from .backbone.batching import tokenize
         from .e5_weights import PROMPT
+
+        tokenizer = AutoTokenizer.from_pretrained(str(weights))  # as load_transformer reads it
 
         # one sentence per calibration item, unpadded: the statistics see exactly the tokens it encodes
         ids, _, _ = tokenize(tokenizer, calibration_sentences(), max_length=512, prompt=PROMPT)
