@@ -92,7 +92,26 @@ def analyse(regime: R.Regime) -> dict:
     if not seeds:
         raise SystemExit(f"regime_ties: no seed folders under {regime.results}; run `python benchmarks/regime.py run "
                          f"--regime {regime.name}` first")
-    return {"regime": regime.name, "seeds": seeds}
+    res = {"regime": regime.name, "seeds": seeds}
+    add_bh(res)
+    return res
+
+
+def table_flips(res: dict) -> list[dict]:
+    """Every sign-flip test the docs' tie table reports (gold sets x seeds x views x rules): the
+    family its Benjamini-Hochberg correction runs over."""
+    return [view_of(s, gold, view)["sign_flip"][rule] for gold, *_ in GOLDS for s in res["seeds"]
+            for view, _ in VIEWS for rule in ("as_errors", "as_half")]
+
+
+def add_bh(res: dict) -> None:
+    """Each table p-value's Benjamini-Hochberg adjustment over the whole table (``p_bh``), so a
+    reading that picks its comparisons from the table is corrected for all it could have picked."""
+    from scipy.stats import false_discovery_control
+
+    flips = table_flips(res)
+    for f, adj in zip(flips, false_discovery_control([f["p"] for f in flips], method="bh")):
+        f["p_bh"] = float(adj)
 
 
 def view_of(seed: dict, gold: str, view: str) -> dict:
@@ -122,7 +141,8 @@ def markdown(res: dict) -> list[str]:
     rows = [f"Within the model, {a} against {b} with ties read three ways (% of within-model pairs; ties as errors "
             "is mt-metrics-eval's rule, the tables' above; ties as ½ is over the pairs whose mining F1 differs; "
             "tie-calibrated fits ε, in xsim points, on the very pairs it scores; p: exact two-sided sign-flip test "
-            f"over languages of the per-language difference, {b} minus {a}, all 2^L sign vectors):"]
+            f"over languages of the per-language difference, {b} minus {a}, all 2^L sign vectors; in brackets "
+            f"Benjamini-Hochberg adjusted over all {len(table_flips(res))} p-values of this table):"]
     for gold, _, _, title in GOLDS:
         rows += ["", f"{title}:", "",
                  f"| seed | pairs | pairs tied, {a} / {b} | ties as errors | ties as ½ (pairs) | tie-calibrated (ε) | "
@@ -135,7 +155,8 @@ def markdown(res: dict) -> list[str]:
                 cells = [_both(pa, pb, "tie_share"), _both(pa, pb, "as_errors"),
                          f"{_both(pa, pb, 'as_half')} ({pa['half_pairs']})",
                          f"{_both(pa, pb, 'calibrated')} ({pa['epsilon']:g}, {pb['epsilon']:g})",
-                         f"{_p(flip['as_errors']['p'])} / {_p(flip['as_half']['p'])}"]
+                         f"{_p(flip['as_errors']['p'])} / {_p(flip['as_half']['p'])} "
+                         f"({_p(flip['as_errors']['p_bh'])} / {_p(flip['as_half']['p_bh'])})"]
                 rows.append(f"| {s['seed']} | {label}, {pa['pairs']} | " + " | ".join(cells) + " |")
     return rows
 
