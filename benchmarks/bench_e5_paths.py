@@ -91,8 +91,9 @@ def speed(args) -> dict:
 
     from xsimpp.encoders import create_encoder
     from xsimpp.encoders.e5_weights import ensure_folder
+    from xsimpp.errors import BadInputError
 
-    sents = speed_sentences(args.n)
+    sents, refused = speed_sentences(args.n), {}
     if args.model:  # a checkpoint (any BERT-family folder) through `hf`: torch float32 against OpenVINO float32
         runners = {path: create_encoder("hf", model=str(args.model), path=path).encode
                    for path in (REFERENCE, "openvino-float32")}
@@ -100,8 +101,10 @@ def speed(args) -> dict:
         st = SentenceTransformer(str(ensure_folder()), device="cpu")
         runners = {"st-recipe": lambda s: st.encode(["query: " + x for x in s], batch_size=32, convert_to_numpy=True)}
         for path in (REFERENCE, *CANDIDATES):
-            enc = create_encoder("e5-small", path=path)
-            runners[path] = enc.encode
+            try:
+                runners[path] = create_encoder("e5-small", path=path).encode
+            except BadInputError as e:  # a path this CPU (or its ONEDNN_MAX_CPU_ISA cap) cannot run
+                refused[path] = str(e)
     for run in runners.values():  # load, compile, warm
         run(sents[:64])
     times: dict[str, list[float]] = {k: [] for k in runners}
@@ -121,7 +124,7 @@ def speed(args) -> dict:
         row["vs_torch_float32"] = round(ref / statistics.median(v), 2)
         vs_st = f"{row['vs_st_recipe']:.2f}x st-recipe   " if "vs_st_recipe" in row else ""
         print(f"{k:18s} {row['sent_per_s']:8.1f} sent/s   {vs_st}{row['vs_torch_float32']:.2f}x torch-float32")
-    out = {"sentences": len(sents), "rounds": args.rounds, "paths": rows}
+    out = {"sentences": len(sents), "rounds": args.rounds, "paths": rows, **({"refused": refused} if refused else {})}
     if args.model:
         out["model"] = Path(args.model).name
     return out
@@ -420,7 +423,8 @@ def main(argv: list[str] | None = None) -> int:
     from xsimpp.version import __version__
 
     head = {**cpu_info(), "numerics": numerics(args.candidate.split("-", 1)[1] if args.what == "gates" else "float32"), "openvino": openvino.__version__, "xsimpp": __version__,
-            "torch_threads": __import__("torch").get_num_threads()}
+            "torch_threads": __import__("torch").get_num_threads(),
+            **{k: os.environ[k] for k in ("ONEDNN_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS") if k in os.environ}}
     print(" ".join(f"{k}={v}" for k, v in head.items()))
     if args.what == "speed":
         result = speed(args)

@@ -112,6 +112,14 @@ def test_the_performance_page_quotes_the_committed_e5_path_results():
     quoted = (f"micro-average {g128['flores']['micro_delta']:+.3f}, {g128['flores']['worst']} "
               f"{g128['flores']['worst_delta']:+.2f}, xsim++ {worst_x[0]} {worst_x[1]['delta']:+.2f}")
     assert quoted in " ".join(page.split()), quoted
+    # the speed target's sentence: the default's ratio natively and under the AVX2 caps, static int8's there
+    native = json.loads((results / "speed_amd_2cores_0.13.json").read_text(encoding="utf-8"))["speed"]["paths"]
+    capped = json.loads((results / "speed_amd_2cores_avx2cap.json").read_text(encoding="utf-8"))
+    assert capped["machine"]["ONEDNN_MAX_CPU_ISA"] == "AVX2" and "openvino-int8-dynamic" in capped["speed"]["refused"]
+    capped = capped["speed"]["paths"]
+    assert (f"on this AVX-512 CPU ({native['openvino-float32']['vs_st_recipe']:.2f}×) but not on an AVX2-only one "
+            f"({capped['openvino-float32']['vs_st_recipe']:.2f}×)") in " ".join(page.split())
+    assert f"static int8 without VNNI is no faster than torch ({capped['openvino-int8']['vs_torch_float32']:.2f}×)" in page
     # the prose on the dynamic path's xsim++ gate: its counts, and the disagreement the bound allows
     x = json.loads((results / "paired_openvino-int8-dynamic_amd_2cores.json").read_text(encoding="utf-8"))
     x = x["gates"]["xsimpp"]["paired"]

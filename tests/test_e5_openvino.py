@@ -273,6 +273,11 @@ def test_the_default_is_the_fastest_path_that_passed_every_gate_and_bad_combinat
     results = Path(__file__).resolve().parent.parent / "benchmarks" / "results" / "e5_paths"
     gates = {g["candidate"]: g for g in (json.loads(p.read_text(encoding="utf-8"))["gates"]
                                         for p in sorted(results.glob("gates_*.json")))}
+    # the statistical gates (paired_*.json, issue 52) replace the absolute bars' verdicts where run
+    for paired in (json.loads(p.read_text(encoding="utf-8"))["gates"] for p in sorted(results.glob("paired_*.json"))):
+        for name in ("flores", "xsimpp"):
+            if name in paired:
+                gates[paired["candidate"]][name] = {**gates[paired["candidate"]][name], "pass": paired[name]["pass"]}
     speed = json.loads((results / "speed_amd_2cores.json").read_text(encoding="utf-8"))["speed"]["paths"]
     assert set(gates) == {"openvino-float32", "openvino-int8-dynamic", "openvino-int8"}
     passed = [p for p, g in gates.items() if all(g[name]["pass"] for name in ("flores", "xsimpp", "tatoeba"))]
