@@ -170,13 +170,14 @@ def path_results(path: str, metric: str, *eval_args: str) -> dict[str, dict]:
     return {r.src_lang: {"errors": r.errors, "n": r.n, "value": r.value} for r in stored_records(path, metric)}
 
 
-def stored_correct(path: str, metric: str, langs: set[str]) -> dict[str, "object"]:
+def stored_correct(path: str, metric: str, langs: set[str]) -> tuple[dict[str, object], str]:
     """Each language's per-sentence outcome (correct or not) of e5-small on ``path``, read from the
-    results store the gate's own runs wrote (FLORES-200 devtest, source -> English)."""
+    results store the gate's own runs wrote (FLORES-200 devtest, source -> English), and the
+    encoder fingerprint they were stored under."""
     from xsimpp.results import ResultStore
 
-    store, out = ResultStore(), {}
-    for r in stored_records(path, metric):
+    store, out, records = ResultStore(), {}, stored_records(path, metric)
+    for r in records:
         if r.src_lang in langs:
             rec = store.load(r)
             if rec.outcomes is None:
@@ -184,7 +185,7 @@ def stored_correct(path: str, metric: str, langs: set[str]) -> dict[str, "object
             out[r.src_lang] = rec.outcomes
     if set(out) != langs:
         sys.exit(f"{path}: no stored {metric} outcomes for {sorted(langs - set(out))[:5]}")
-    return out
+    return out, records[0].signature.encoder_fingerprint
 
 
 def paired_gate(candidate: str, metric: str, langs: set[str], bound: float) -> dict:
@@ -196,7 +197,7 @@ def paired_gate(candidate: str, metric: str, langs: set[str], bound: float) -> d
     two paths disagree on (``significance.mcnemar_detectable_loss``)."""
     from xsimpp.scoring import significance as S
 
-    ref, got = stored_correct(REFERENCE, metric, langs), stored_correct(candidate, metric, langs)
+    (ref, ref_fp), (got, got_fp) = stored_correct(REFERENCE, metric, langs), stored_correct(candidate, metric, langs)
     rows, n = {}, 0
     for lang in sorted(langs):
         a, b = ref[lang], got[lang]
@@ -223,8 +224,7 @@ def paired_gate(candidate: str, metric: str, langs: set[str], bound: float) -> d
            "micro_delta": round(100 * (worse - better) / n, 4), "interval_95": [round(lo, 4), round(hi, 4)],
            "bound": bound, "significantly_worse": significant, "smallest_p_holm": float(min(holm)),
            "power_80": detect, "per_language": rows,
-           "encoder_fingerprints": {p: stored_records(p, metric)[0].signature.encoder_fingerprint
-                                    for p in (REFERENCE, candidate)}}
+           "encoder_fingerprints": {REFERENCE: ref_fp, candidate: got_fp}}
     out["pass"] = not significant and -bound <= lo and hi <= bound
     print(f"{metric}, {len(rows)} languages, {candidate}: {worse} sentences worse, {better} better; micro "
           f"{out['micro_delta']:+.3f} points, 95 % [{lo:+.3f}, {hi:+.3f}] (bound +-{bound}); significantly worse "

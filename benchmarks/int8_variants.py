@@ -90,7 +90,7 @@ def build_compressed(name: str, weights: Path, out: Path) -> None:
     kind, _, ignore = name.partition("+")
     mode = {"sym": nncf.CompressWeightsMode.INT8_SYM, "asym": nncf.CompressWeightsMode.INT8_ASYM}[kind]
     scope = {"ignored_scope": nncf.IgnoredScope(patterns=IGNORED[ignore], validate=False)} if ignore else {}
-    ir = nncf.compress_weights(convert(weights, 12), mode=mode, **scope)
+    ir = nncf.compress_weights(convert(weights, 12)[1], mode=mode, **scope)
     out.mkdir(parents=True, exist_ok=True)
     openvino.save_model(ir, str(out / "model.xml"), compress_to_fp16=False)
 
@@ -144,8 +144,6 @@ def build_accuracy_controlled(max_drop: float, float_ir: Path, work: Path, out: 
 def variant_encoder(v: str, work: Path, enc):
     """The encoder that runs one built variant: ``enc`` (an ``openvino-int8-dynamic`` e5-small) with
     the variant's compiled IR in place of its own, or ``path=openvino-float32`` itself."""
-    import openvino
-
     from xsimpp.encoders import create_encoder
     from xsimpp.encoders import e5_openvino as E
 
@@ -153,12 +151,8 @@ def variant_encoder(v: str, work: Path, enc):
         return create_encoder("e5-small", path="openvino-float32")
     name, _, group = v.partition("@")
     folder = work / "ir" / name.replace(":", "-")
-    model = E.OpenVINOModel(folder, dynamic_group=int(group) or None)
-    if group == "0":  # no run-time activation quantisation (the plugin's default would apply)
-        model.compiled = openvino.Core().compile_model(
-            str(folder / "model.xml"), "CPU", {**E.COMPILE_CONFIG, "DYNAMIC_QUANTIZATION_GROUP_SIZE": "0"})
-        model.request = model.compiled.create_infer_request()
-    enc.backend._model = model
+    # @0: no run-time activation quantisation (without the setting the plugin's default would apply)
+    enc.backend._model = E.OpenVINOModel(folder, dynamic_group=int(group))
     return enc
 
 

@@ -96,15 +96,15 @@ def ir_folder(weights_revision: str, layer: int, precision: str, tools: dict[str
 
 
 def convert(weights: Path, layer: int):
-    """``weights`` truncated to ``layer`` as an OpenVINO float32 model (its last layer's token
-    states), before any quantisation: what every precision starts from."""
+    """(tokenizer, ``weights`` truncated to ``layer`` as an OpenVINO float32 model of its last
+    layer's token states), before any quantisation: what every precision starts from."""
     import openvino
     import torch
 
     from .backbone.layers import drop_blocks_above
     from .backbone.models import load_transformer
 
-    _, model = load_transformer(weights, adapter="e5-small")
+    tokenizer, model = load_transformer(weights, adapter="e5-small")
     model = drop_blocks_above(model, layer)
 
     class LastHidden(torch.nn.Module):
@@ -118,7 +118,7 @@ def convert(weights: Path, layer: int):
     example = {"input_ids": torch.ones(2, 16, dtype=torch.long), "attention_mask": torch.ones(2, 16, dtype=torch.long)}
     shapes = [("input_ids", [-1, -1], openvino.Type.i64), ("attention_mask", [-1, -1], openvino.Type.i64)]
     with torch.inference_mode(False), torch.no_grad():
-        return openvino.convert_model(LastHidden(model).eval(), example_input=example, input=shapes)
+        return tokenizer, openvino.convert_model(LastHidden(model).eval(), example_input=example, input=shapes)
 
 
 def build(weights: Path, layer: int, precision: str, out: Path) -> None:
@@ -127,14 +127,11 @@ def build(weights: Path, layer: int, precision: str, out: Path) -> None:
     import nncf
     import openvino
 
-    ir = convert(weights, layer)
+    tokenizer, ir = convert(weights, layer)
     if precision == "int8":
-        from transformers import AutoTokenizer
-
         from .backbone.batching import tokenize
         from .e5_weights import PROMPT
 
-        tokenizer = AutoTokenizer.from_pretrained(str(weights))  # as load_transformer reads it
 
         # one sentence per calibration item, unpadded: the statistics see exactly the tokens it encodes
         ids, _, _ = tokenize(tokenizer, calibration_sentences(), max_length=512, prompt=PROMPT)
@@ -217,8 +214,8 @@ class OpenVINOModel:
         config = dict(COMPILE_CONFIG)
         if threads:
             config["INFERENCE_NUM_THREADS"] = str(threads)
-        if dynamic_group:  # int8 weights: quantise each token's activations at run time (else the
-            # plugin's default group size would decide what is measured)
+        if dynamic_group is not None:  # int8 weights: quantise each token's activations at run time
+            # (0: not at all); unset, the plugin's default group size would decide what is measured
             config["DYNAMIC_QUANTIZATION_GROUP_SIZE"] = str(dynamic_group)
         try:
             self.compiled = openvino.Core().compile_model(str(folder / "model.xml"), "CPU", config)
