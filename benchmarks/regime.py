@@ -111,23 +111,39 @@ def _options(name: str, path: str | None, **given: str) -> str:
     return f"options = {{ {inner} }}\n" if inner else ""
 
 
-def config_text(regime: Regime, seed: int, arm: str = "near0", path: str | None = None) -> str:
-    """The study of one seed's checkpoints in one arm (run from --workdir, where the checkpoints are).
-    ``path``: the numeric path of every hf encoder (None: each encoder's default, as the committed
-    seeds ran: the bundled e5-small on torch before 0.9, checkpoints on torch)."""
-    near, offset = ARMS[arm]
-    encoders = "".join(f"""
+def encoders_text(regime: Regime, checkpoints: str, path: str | None) -> str:
+    """The [[encoders]] tables of a study of one training run: the start, the other families, and
+    the checkpoints in the folder ``checkpoints`` (relative to the study's working folder)."""
+    others = "".join(f"""
 [[encoders]]
 label = "{label}"
 name = "{name}"
 {_options(name, path)}family = "{family}"
 """ for label, name, family in ((regime.start_label, regime.start, regime.family),) + regime.others)
-    ckpts = "".join(f"""
+    return others + "".join(f"""
 [[encoders]]
 label = "{regime.prefix}-step-{step:05d}"
 name = "{regime.encoder}"
-{_options(regime.encoder, path, model=f"{regime.checkpoint_dir(seed)}/step-{step:05d}")}family = "{regime.family}"
+{_options(regime.encoder, path, model=f"{checkpoints}/step-{step:05d}")}family = "{regime.family}"
 """ for step in range(SAVE_EVERY, STEPS + 1, SAVE_EVERY))
+
+
+# The proxies every study of a regime ranks (the [proxies] table)
+PROXIES_TOML = """[proxies]
+xsim_margins = ["ratio", "absolute"]
+xsimpp_styles = ["strict"]
+xsimpp_margin = "ratio"
+xsimpp_extra_margins = ["absolute"]   # the xSIM++ paper's margin
+error_type_subsets = true
+tatoeba = false
+"""
+
+
+def config_text(regime: Regime, seed: int, arm: str = "near0", path: str | None = None) -> str:
+    """The study of one seed's checkpoints in one arm (run from --workdir, where the checkpoints are).
+    ``path``: the numeric path of every hf encoder (None: each encoder's default, as the committed
+    seeds ran: the bundled e5-small on torch before 0.9, checkpoints on torch)."""
+    near, offset = ARMS[arm]
     gold = f"flores_gold_offset = {offset}\n" if offset else ""
     return f"""# benchmarks/regime.py: {regime.title}, seed {seed} (issue 36)
 [study]
@@ -138,14 +154,7 @@ ntrex_lines = 300
 tatoeba_lines = 0
 seed = 0
 
-[proxies]
-xsim_margins = ["ratio", "absolute"]
-xsimpp_styles = ["strict"]
-xsimpp_margin = "ratio"
-xsimpp_extra_margins = ["absolute"]   # the xSIM++ paper's margin
-error_type_subsets = true
-tatoeba = false
-
+{PROXIES_TOML}
 [mining]
 distractors = 5000
 whole_sources = ["ntrex128", "oldi-seed"]
@@ -162,7 +171,7 @@ near_duplicate_kind = "deletion"
 bootstrap = 1000
 permutations = 1000
 confidence = 0.95
-{encoders}{ckpts}"""
+{encoders_text(regime, regime.checkpoint_dir(seed), path)}"""
 
 
 def timed(cmd: list[str], cwd: Path) -> dict:

@@ -597,3 +597,27 @@ def test_outcomes_give_every_f1_and_resample_by_source(dup):
             assert int(o.correct.sum()) == rec.extra["n_correct"]
             assert int((o.chosen >= 0).sum()) == rec.extra["n_extracted"]
             assert len(units_of(rec)) == len(set(o.unit.tolist())) <= len(data.src)
+
+
+def test_bootstrap_f1_resamples_sentences_paired_across_systems():
+    """F1 = 2c/(e+g) on each resample of the sentences; every system sees the same resample, so two
+    identical systems never differ and a system that only adds correct pairs never loses."""
+    import numpy as np
+
+    from xsimpp.scoring.bucc import bootstrap_f1
+
+    gold = np.array([1, 1, 1, 1, 0, 0])  # four gold sentences, two without a translation
+    a_e, a_c = np.array([1, 1, 0, 1, 1, 0]), np.array([1, 0, 0, 1, 0, 0])
+    b_e, b_c = np.array([1, 1, 1, 1, 1, 0]), np.array([1, 0, 1, 1, 0, 0])  # a + one more correct pair
+    boot = bootstrap_f1(np.stack([a_e, a_e, b_e]), np.stack([a_c, a_c, b_c]), gold, n_boot=500, seed=1)
+    assert boot.shape == (500, 3)
+    assert np.array_equal(boot[:, 0], boot[:, 1]) and (boot[:, 2] >= boot[:, 0]).all()
+    # one resample by hand: the weights are a multinomial draw of the six sentences
+    w = np.random.default_rng(1).multinomial(6, np.full(6, 1 / 6), size=500)[0]
+    assert boot[0, 0] == 2 * (w @ a_c) / (w @ a_e + w @ gold)
+    full = 2 * a_c.sum() / (a_e.sum() + gold.sum())
+    assert abs(boot[:, 0].mean() - full) < 0.05
+    with pytest.raises(BadInputError, match="do not match"):
+        bootstrap_f1(a_e, a_c, gold[:5])
+    with pytest.raises(BadInputError, match="more correct pairs"):
+        bootstrap_f1(a_c, a_e, gold)

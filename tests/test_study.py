@@ -625,3 +625,48 @@ def test_kea_into_french_on_real_data(real_data, nlp, tmp_path, isolated_home):
     res = run_study(cfg, data, encs)
     assert {r.tgt_lang for r in res.records} == {"fra_Latn"} and {c["direction"] for c in res.cells} == {"kea_Latn-fra_Latn"}
     assert "xsim++[strict:causality]" in res.proxies and res.cells[0]["xsim++[strict]"] >= 0
+
+
+def test_a_checkpoint_trained_on_the_dev_gold_is_refused(tmp_path):
+    """FLORES dev gold past the unpaired sources: the checkpoint must have held out every dev line
+    the study mines, gold included."""
+    import json
+
+    from xsimpp.errors import BadInputError
+    from xsimpp.study.config import parse_config
+    from xsimpp.study.run import check_unpaired_unseen, dev_lines_used
+
+    folder = tmp_path / "ckpt"
+    folder.mkdir()
+    (folder / "xsimpp_training.json").write_text(json.dumps(
+        {"data": {"sources": {"flores200-dev:kea_Latn": 997}, "hold_out_dev": 300}}), encoding="utf-8")
+    enc = StudyEncoder(EncoderSpec("ckpt", "sbert", options={"model": str(folder)}), Lookup({}), None)
+    cfg = parse_config("""[study]
+name = "g"
+languages = ["kea"]
+tatoeba_lines = 0
+[proxies]
+tatoeba = false
+[mining]
+unpaired_sources = 300
+whole_sources = ["ntrex128"]
+flores_gold_split = "dev"
+flores_gold_offset = 300
+flores_gold_lines = 300
+[[encoders]]
+label = "a"
+name = "chargram"
+[[encoders]]
+label = "b"
+name = "chargram"
+""", "test")
+    assert dev_lines_used(cfg) == (600, "as gold and as sources without a translation")
+    check_unpaired_unseen(300, ["kea_Latn"], [enc])  # the unpaired sources alone: held out
+    with pytest.raises(BadInputError, match=r"mines as gold .*first 600 of kea_Latn.*--hold-out-dev 600.*devtest"):
+        used, what = dev_lines_used(cfg)
+        check_unpaired_unseen(used, ["kea_Latn"], [enc], what)
+    assert {"flores_gold_split", "flores_gold_lines", "flores_gold_offset"} <= set(cfg.to_json())
+    assert "ntrex_sample" not in cfg.to_json() and "tatoeba_gold" not in cfg.to_json()  # defaults: as before
+    with pytest.raises(BadInputError, match="cannot also be a proxy"):
+        parse_config(cfg.text.replace("tatoeba = false", "tatoeba = true").replace(
+            'flores_gold_lines = 300', 'flores_gold_lines = 300\ntatoeba_gold = true'), "test")

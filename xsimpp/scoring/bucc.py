@@ -365,6 +365,31 @@ def cross_validate(cands: Candidates, is_gold: np.ndarray, gold_src: np.ndarray,
                                                                len(gold_fold)), kept)
 
 
+def bootstrap_f1(extracted: np.ndarray, correct: np.ndarray, gold: np.ndarray, n_boot: int = 1000,
+                 seed: int = 0) -> np.ndarray:
+    """F1 over resamples of the source sentences (each sentence the unit, drawn with replacement),
+    paired across systems: ``extracted`` and ``correct`` are (systems, sentences) counts of the pairs
+    each sentence's threshold kept and of the gold ones among them (``tasks.mining.source_outcomes``),
+    ``gold`` its number of gold pairs (0: a source without a translation). Returns (n_boot, systems);
+    every system sees the same resample, so a difference's spread is the gold's own uncertainty.
+    The thresholds stay as the cross-validation set them (conditional on the mined candidates)."""
+    e = np.atleast_2d(np.asarray(extracted, dtype=np.float64))
+    c = np.atleast_2d(np.asarray(correct, dtype=np.float64))
+    g = np.asarray(gold, dtype=np.float64)
+    if e.shape != c.shape or e.shape[1] != g.shape[0]:
+        raise BadInputError(f"bootstrap_f1: extracted {e.shape}, correct {c.shape} and gold {g.shape} do not match")
+    if (c > e).any() or (c < 0).any():
+        raise BadInputError("bootstrap_f1: a sentence has more correct pairs than extracted ones, or fewer than none")
+    n = g.shape[0]
+    if n == 0 or n_boot < 1:
+        raise BadInputError("bootstrap_f1 needs at least one sentence and one resample")
+    weights = np.random.default_rng(seed).multinomial(n, np.full(n, 1.0 / n), size=n_boot).astype(np.float64)
+    num = 2.0 * weights @ c.T
+    den = weights @ e.T + (weights @ g)[:, None]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
+
+
 # ----------------------------------------------------------------------------------------------
 # Keung et al. (2020) filters
 

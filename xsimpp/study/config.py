@@ -61,6 +61,10 @@ unpaired_sources = <unpaired_sources>    # FLORES dev source lines per language 
 near_duplicates = <near_duplicates>     # near-duplicates of every gold line added to the pool (0 = none)
 near_duplicate_kind = <near_duplicate_kind>   # "deletion" (a partial translation) or "natural" (closest lines by chrF)
 flores_gold_offset = <flores_gold_offset>    # first FLORES devtest line of the gold; flores_lines: gold the proxies never score
+flores_gold_split = <flores_gold_split>   # "dev": FLORES gold from dev lines (past the unpaired ones), apart from every proxy
+flores_gold_lines = <flores_gold_lines>     # FLORES gold lines per language (0 = as flores_lines)
+ntrex_sample = <ntrex_sample>     # "seeded": NTREX gold lines drawn with the seed, so seeds resample the gold
+tatoeba_gold = <tatoeba_gold>    # Tatoeba v1 pairs as a third gold set (mining_f1_tatoeba), where a language has them
 
 [analysis]
 bootstrap = <bootstrap>
@@ -265,6 +269,12 @@ class StudyConfig:
     near_duplicates: int = MiningSource.near_duplicates
     near_duplicate_kind: str = MiningSource.near_duplicate_kind
     flores_gold_offset: int = MiningSource.flores_gold_offset
+    flores_gold_split: str = MiningSource.flores_gold_split
+    # FLORES gold lines when they are not the proxies' count (0: [study] flores_lines), e.g. 300 dev
+    # lines beside proxies on all 1012 devtest lines
+    flores_gold_lines: int = 0
+    ntrex_sample: str = MiningSource.ntrex_sample
+    tatoeba_gold: bool = MiningSource.tatoeba_gold
     bootstrap: int = 1000
     permutations: int = 1000
     confidence: float = 0.95
@@ -287,6 +297,9 @@ class StudyConfig:
             d.pop("near_duplicate_kind")
         if not d["flores_gold_offset"]:  # likewise
             d.pop("flores_gold_offset")
+        for key in ("flores_gold_split", "flores_gold_lines", "ntrex_sample", "tatoeba_gold"):  # likewise
+            if d[key] == StudyConfig.__dataclass_fields__[key].default:
+                d.pop(key)
         return d
 
 
@@ -297,7 +310,8 @@ TABLES = {
     "proxies": ("xsim_margins", "xsimpp_styles", "xsimpp_margin", "xsimpp_extra_margins", "error_type_subsets",
                 "tatoeba"),
     "mining": ("distractors", "whole_sources", "fill_sources", "margin", "k", "folds", "fixed_threshold",
-               "unpaired_sources", "near_duplicates", "near_duplicate_kind", "flores_gold_offset"),
+               "unpaired_sources", "near_duplicates", "near_duplicate_kind", "flores_gold_offset", "flores_gold_split",
+               "flores_gold_lines", "ntrex_sample", "tatoeba_gold"),
     "analysis": ("bootstrap", "permutations", "confidence"),
 }
 
@@ -541,6 +555,9 @@ def check_config(cfg: StudyConfig) -> None:
     if cfg.flores_lines and cfg.flores_lines < cfg.folds:
         raise BadInputError(f"[study] flores_lines ({cfg.flores_lines}) is smaller than [mining] folds ({cfg.folds})")
     mining_knobs(cfg)
+    if cfg.tatoeba_gold and cfg.tatoeba:
+        raise BadInputError("[mining] tatoeba_gold makes Tatoeba v1 a ground truth, so it cannot also be a proxy: "
+                            "set [proxies] tatoeba = false")
     for m in cfg.xsim_margins + [cfg.xsimpp_margin] + cfg.xsimpp_extra_margins:
         if m not in MARGIN.metadata["choices"]:
             raise BadInputError(f"margin '{m}' is not one of {', '.join(MARGIN.metadata['choices'])}")
@@ -557,13 +574,27 @@ def check_config(cfg: StudyConfig) -> None:
         raise BadInputError("[analysis] needs 0 < confidence < 1 and positive bootstrap / permutations counts")
 
 
+def gold_flores_lines(cfg: StudyConfig) -> int:
+    """The FLORES gold's lines per language: [mining] flores_gold_lines, else [study] flores_lines."""
+    return cfg.flores_gold_lines or cfg.flores_lines
+
+
+def proxies_apart(cfg: StudyConfig) -> bool:
+    """Whether the proxies score FLORES lines of their own, apart from the gold (a gold offset, or
+    gold from FLORES dev): then the proxies take devtest's first [study] flores_lines lines."""
+    return bool(cfg.flores_gold_offset) or cfg.flores_gold_split != "devtest"
+
+
 def mining_knobs(cfg: StudyConfig) -> tuple[MiningSource, MiningSettings]:
     """The mining-f1 task's source and settings of a study (their checks are the [mining] table's)."""
     try:
-        source = MiningSource(langs=cfg.languages, flores_lines=cfg.flores_lines, ntrex_lines=cfg.ntrex_lines,
+        if cfg.flores_gold_lines < 0:
+            raise BadInputError("--flores-gold-lines must be 0 (as [study] flores_lines) or a positive number of lines")
+        source = MiningSource(langs=cfg.languages, flores_lines=gold_flores_lines(cfg), ntrex_lines=cfg.ntrex_lines,
                               unpaired_sources=cfg.unpaired_sources, whole_sources=tuple(cfg.whole_sources),
                               near_duplicates=cfg.near_duplicates, near_duplicate_kind=cfg.near_duplicate_kind,
-                              flores_gold_offset=cfg.flores_gold_offset,
+                              flores_gold_offset=cfg.flores_gold_offset, flores_gold_split=cfg.flores_gold_split,
+                              ntrex_sample=cfg.ntrex_sample, tatoeba_gold=cfg.tatoeba_gold,
                               fill_sources=tuple(cfg.fill_sources))
         settings = MiningSettings(margin=cfg.margin, k=cfg.k, folds=cfg.folds, seed=cfg.seed,
                                   fixed_threshold=float(cfg.fixed_threshold), distractors=cfg.distractors)

@@ -37,7 +37,7 @@ from ..errors import BadInputError, MissingResourceError
 from ..paths import data_dirs
 from ..tasks.mining import MiningData, MiningLanguage, gold_languages, head, source_view, with_near_duplicates
 from .target_negatives import augment_flores_target
-from .config import StudyConfig, check_target, mining_knobs
+from .config import StudyConfig, check_target, gold_flores_lines, mining_knobs, proxies_apart
 
 
 @dataclass
@@ -122,8 +122,9 @@ def load_study_data(cfg: StudyConfig, data_dir=None) -> StudyData:
             raise BadInputError(f"[study] languages lists {code} twice")
         codes.append(code)
     flores = Flores200("devtest", data_dir)
-    gold, notes, exclude = gold_languages(codes, target, cfg.flores_lines, cfg.ntrex_lines, cfg.unpaired_sources,
-                                          data_dir, cfg.flores_gold_offset)
+    gold, notes, exclude = gold_languages(codes, target, gold_flores_lines(cfg), cfg.ntrex_lines, cfg.unpaired_sources,
+                                          data_dir, cfg.flores_gold_offset, flores_split=cfg.flores_gold_split,
+                                          ntrex_sample=cfg.ntrex_sample, seed=cfg.seed, tatoeba_gold=cfg.tatoeba_gold)
     tatoeba = TatoebaV1("test", data_dir)
     tatoeba_langs = {}
     if cfg.tatoeba and target != ENGLISH:
@@ -138,9 +139,10 @@ def load_study_data(cfg: StudyConfig, data_dir=None) -> StudyData:
     languages = []
     for g in gold:
         tt = head(tatoeba.bitext(tatoeba_langs[g.lang], "eng"), cfg.tatoeba_lines) if g.lang in tatoeba_langs else None
-        # with a gold offset the proxies keep the first flores_lines lines and the gold lies beyond them
-        proxy = head(flores.bitext(g.lang, target), cfg.flores_lines) if cfg.flores_gold_offset else None
-        languages.append(LanguageData(g.lang, g.flores, g.ntrex, g.unpaired, tatoeba=tt, proxy=proxy))
+        # with a gold offset (or dev gold) the proxies keep the first flores_lines lines, the gold lies elsewhere
+        proxy = head(flores.bitext(g.lang, target), cfg.flores_lines) if proxies_apart(cfg) else None
+        languages.append(LanguageData(g.lang, g.flores, g.ntrex, g.unpaired, tatoeba_gold=g.tatoeba_gold, tatoeba=tt,
+                                      proxy=proxy))
     no_tat = [ld.lang for ld in languages if ld.tatoeba is None]
     if cfg.tatoeba and no_tat and target == ENGLISH:  # before the gold's per-language NTREX note, as always
         per_language = [n for n in notes if n.startswith("no NTREX-128 file for")]

@@ -5,6 +5,7 @@ replaced only when asked, and only then)."""
 from __future__ import annotations
 
 import csv
+import gzip
 import io
 import json
 import os
@@ -86,6 +87,11 @@ def study_files(result: StudyResult) -> dict[str, bytes]:
     for gt, rep in result.tatoeba_rankings.items():
         files[f"ranking_tatoeba-languages_{gt}.json"] = json_text(rep.to_json()).encode()
     files["summary.txt"] = ("\n\n".join(summary) + "\n").encode()
+    if result.outcomes:  # per gold sentence, so that the ground truth's own uncertainty can be resampled
+        files["mining_outcomes.json.gz"] = gzip.compress(json.dumps(
+            {"units": "source sentences; per F1: pairs its fold's threshold kept (extracted), gold ones among them "
+                      "(correct); gold: its gold pairs (xsimpp.scoring.bucc.bootstrap_f1)",
+             "cells": result.outcomes}, separators=(",", ":")).encode(), mtime=0)
     plots = study_plots(result, list(result.rankings))
     for key, png in plots.items():
         files[f"plots/{key.replace(' ', '_').replace('[', '(').replace(']', ')').replace(':', '-')}.png"] = png

@@ -60,10 +60,16 @@ def error_types_of(aug, target: str) -> tuple[str, ...]:
     return tuple(t for t in ERROR_TYPES if t in aug.categories or t == "misaligned")
 
 
+# the key under which the ground truth's cells carry its per-sentence outcomes (not a column: the
+# study moves them into mining_outcomes.json.gz)
+OUTCOMES = "_mining_outcomes"
+
+
 def mining_cells(report) -> dict[str, Any]:
     """The ground truth's cells: the mining task's table row of the language (its metrics, the
-    cross-validated threshold and the counts)."""
-    return report.langs[0].cells()
+    cross-validated threshold and the counts), and its per-sentence outcomes under ``OUTCOMES``."""
+    lang = report.langs[0]
+    return {**lang.cells(), OUTCOMES: lang.outcome_table()}
 
 
 def builtin_rows(cfg: StudyConfig, types: dict[str, tuple[str, ...]]) -> list[ProxyRow]:

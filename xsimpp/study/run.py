@@ -41,10 +41,10 @@ from ..tasks.mining import GROUND_TRUTHS
 from ..tasks.cost import cost_line, read_rate
 from ..tasks.ranking import RankingTable, evaluate_table
 from ..tasks.runner import RunOptions
-from .config import StudyConfig, mining_knobs, target_language
+from .config import StudyConfig, gold_flores_lines, mining_knobs, target_language
 from .data import ENGLISH, StudyData
 from .encoders import StudyEncoder
-from .proxies import lower_is_better, row_input, run_rows, study_rows
+from .proxies import OUTCOMES, lower_is_better, row_input, run_rows, study_rows
 
 log = logging.getLogger(__name__)
 
@@ -62,13 +62,26 @@ class StudyResult:
     data_summary: dict[str, Any]
     notes: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    # per (encoder, language): the ground truth's per-sentence outcomes (``LanguageMining.outcome_table``)
+    outcomes: list[dict[str, Any]] = field(default_factory=list)
 
 
-def check_unpaired_unseen(unpaired_sources: int, langs: list[str], encoders: list[StudyEncoder]) -> None:
+def dev_lines_used(cfg: StudyConfig) -> tuple[int, str]:
+    """How many of FLORES dev's first lines the study mines (unpaired sources, and FLORES dev gold),
+    and what they are, for the checkpoint guard."""
+    if cfg.flores_gold_split != "dev":
+        return cfg.unpaired_sources, "as sources without a translation"
+    end = cfg.flores_gold_offset + (gold_flores_lines(cfg) or 997 - cfg.flores_gold_offset)
+    return max(end, cfg.unpaired_sources), "as gold" + (" and as sources without a translation"
+                                                      if cfg.unpaired_sources else "")
+
+
+def check_unpaired_unseen(unpaired_sources: int, langs: list[str], encoders: list[StudyEncoder],
+                          what: str = "as sources without a translation") -> None:
     """Refuse a checkpoint (an encoder whose ``model`` folder has an ``xsimpp train`` manifest) that
-    was trained on the FLORES dev lines the study mines as sources without a translation: it was
-    pulled towards those very sentences' English, so it would reject them better than it could an
-    unseen sentence, and the ground truth would favour it."""
+    was trained on the FLORES dev lines the study mines (``unpaired_sources``: its first lines up to
+    there, ``what`` they are): a checkpoint pulled towards those very sentences' English would
+    reject (or find) them better than it could an unseen sentence, and the ground truth would favour it."""
     if not unpaired_sources:
         return
     for enc in encoders:
@@ -83,9 +96,10 @@ def check_unpaired_unseen(unpaired_sources: int, langs: list[str], encoders: lis
         seen = sorted(trained & set(langs))
         if seen and int(data.get("hold_out_dev", 0)) < unpaired_sources:
             raise BadInputError(
-                f"encoder '{enc.label}' was trained on FLORES-200 dev lines that this study mines as sources without a "
-                f"translation (the first {unpaired_sources} of {', '.join(seen)}); retrain it with `xsimpp train "
-                f"distill --hold-out-dev {unpaired_sources}` or set [mining] unpaired_sources = 0")
+                f"encoder '{enc.label}' was trained on FLORES-200 dev lines that this study mines {what} "
+                f"(the first {unpaired_sources} of {', '.join(seen)}); retrain it with `xsimpp train "
+                f"distill --hold-out-dev {unpaired_sources}` or set [mining] unpaired_sources = 0"
+                + ("" if what.startswith("as sources") else " and take the FLORES gold from devtest"))
 
 
 def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *,
@@ -93,7 +107,8 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
     """Every cell of the grid, then the analysis. ``progress(desc, total, rate_key=, cost=)`` opens a
     progress callback per encoder, saying its ``cost:`` line first and measuring its encoding rate
     under ``rate_key`` (None: silent)."""
-    check_unpaired_unseen(cfg.unpaired_sources, [ld.lang for ld in data.languages], encoders)
+    used, what = dev_lines_used(cfg)
+    check_unpaired_unseen(used, [ld.lang for ld in data.languages], encoders, what)
     if target_language(cfg.target) != data.target:
         raise BadInputError(f"the configuration's target is {cfg.target} but the data's is {data.target}")
     t_start = time.perf_counter()
@@ -103,7 +118,7 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
     rows = study_rows(cfg, data)
     ranked = [row for row in rows if row.role == "proxy"]
     proxies = [row.column for row in ranked]
-    cells, records, costs = [], [], []
+    cells, records, costs, outcomes = [], [], [], []
     tgt_lines = list(dict.fromkeys(data.target_sides()))
     for enc in encoders:
         src_sides = [(ld.lang, bt.src) for ld in data.languages for _, bt in ld.gold_sources]
@@ -135,6 +150,7 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
             inputs = functools.partial(row_input, cfg=cfg, data=data, ld=ld, mining_settings=mining, run=run,
                                        label=enc.label)
             cell, kept = run_rows(rows, inputs, member)
+            outcomes.append({"system": enc.label, "lang": ld.lang, **cell.pop(OUTCOMES)})
             cells.append({"system": enc.label, "family": enc.spec.family, "lang": ld.lang,
                           "direction": f"{ld.lang}-{target}", **cell})
             records += kept
@@ -154,7 +170,7 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
             tatoeba_rankings = _rank_all([c for c in cells if row.column in c], proxies + [row.column],
                                          {**lower, row.column: lower_is_better(row)}, cfg, notes)
     return StudyResult(cfg, cells, proxies, lower, rankings, tatoeba_rankings, records, costs, data_summary(data),
-                       notes, time.perf_counter() - t_start)
+                       notes, time.perf_counter() - t_start, outcomes)
 
 
 def _rank_all(cells: list[dict], proxies: list[str], lower: dict[str, bool], cfg: StudyConfig,
@@ -188,7 +204,12 @@ def data_summary(data: StudyData) -> dict[str, Any]:
         "languages": [{"lang": ld.lang, "flores": len(ld.flores), "flores_split": ld.flores.split,
                        **({"proxy_split": ld.proxy.split} if ld.proxy is not None else {}),
                        "ntrex": len(ld.ntrex) if ld.ntrex is not None else 0, "unpaired": len(ld.unpaired),
-                       "tatoeba": len(ld.tatoeba) if ld.tatoeba is not None else 0} for ld in data.languages],
+                       "tatoeba": len(ld.tatoeba) if ld.tatoeba is not None else 0,
+                       # only where asked: earlier studies' summaries stay as they were
+                       **({"ntrex_split": ld.ntrex.split} if ld.ntrex is not None and "seeded" in ld.ntrex.split
+                          else {}),
+                       **({"tatoeba_gold": len(ld.tatoeba_gold)} if ld.tatoeba_gold is not None else {})}
+                      for ld in data.languages],
         "augmented": {s: {"lines": len(a.lines), "checksum": a.checksum} for s, a in data.augmented.items()},
         "distractors": {"lines": len(data.distractors.lines), "per_source": data.distractors.per_source,
                         "available": data.distractors.available, "checksum": data.distractors.checksum},

@@ -43,7 +43,13 @@ from .base import (MAX_FOLDS, MAX_K, MetricInfo, Settings, Task, TaskReport, che
 from .retrieval import lang_list, limit_lines
 
 # The metrics the study ranks proxies against (each its own ranking), in table order.
-GROUND_TRUTHS = ("mining_f1", "mining_f1_ntrex", "mining_p_fixed", "mining_f1_fixed")
+GROUND_TRUTHS = ("mining_f1", "mining_f1_ntrex", "mining_f1_tatoeba", "mining_p_fixed", "mining_f1_fixed")
+# The FLORES-200 split the FLORES gold comes from: devtest (the proxies' own split), or dev lines a
+# checkpoint held out of training (``xsimpp train distill --hold-out-dev``), apart from every proxy.
+FLORES_GOLD_SPLITS = ("devtest", "dev")
+# How the NTREX gold lines are taken: the first ones, or a sample drawn with the seed (the same line
+# numbers in every language: NTREX-128 is multi-way), so that seeds resample the test side too.
+NTREX_SAMPLES = ("first", "seeded")
 
 
 def head(bt: Bitext, n: int) -> Bitext:
@@ -77,11 +83,19 @@ class MiningSource:
     target: str = knob(ENGLISH, "the language every pair translates into, and the pool's (a FLORES-200 code)")
     flores_lines: int = knob(500, "FLORES-200 devtest gold lines per language (0 = all 1012)", type=int, min=0,
                              max=FLORES_DEVTEST_LINES)
-    flores_gold_offset: int = knob(0, "the FLORES-200 devtest line the gold starts at (0: the first; the study "
+    flores_gold_offset: int = knob(0, "the FLORES-200 line the gold starts at (0: the first; the study "
                                    "sets it to flores_lines to keep the gold apart from the lines its proxies score)",
                                    type=int, min=0, max=FLORES_DEVTEST_LINES - 1)
+    flores_gold_split: str = knob("devtest", "the FLORES-200 split of the FLORES gold: devtest, or dev (lines from "
+                                  "--flores-gold-offset, past the unpaired sources: lines a checkpoint trained with "
+                                  "--hold-out-dev never saw, apart from every devtest proxy)",
+                                  choices=FLORES_GOLD_SPLITS)
     ntrex_lines: int = knob(500, "NTREX-128 gold lines per language, where NTREX has it (0 = all 1997)", type=int,
                             min=0, max=NTREX_LINES)
+    ntrex_sample: str = knob("first", "which NTREX-128 lines: the first --ntrex-lines, or a seeded sample of them "
+                             "(the same line numbers in every language)", choices=NTREX_SAMPLES)
+    tatoeba_gold: bool = knob(False, "add every Tatoeba v1 pair of the languages that have one as a third gold set "
+                              "(`mining_f1_tatoeba`: short everyday sentences, outside FLORES and NTREX)")
     unpaired_sources: int = knob(0, "FLORES-200 dev source lines per language with no translation among the targets",
                                  type=int, min=0, max=FLORES_DEV_LINES)
     whole_sources: tuple[str, ...] | None = knob(None,
@@ -105,8 +119,15 @@ class MiningSource:
                                 f"{self.near_duplicate_kind!r}")
         for name in ("flores_lines", "flores_gold_offset", "ntrex_lines", "unpaired_sources", "near_duplicates"):
             _count(getattr(self, name), f"--{name.replace('_', '-')}")
-        if self.whole_sources is None:  # the default pool, less the unpaired sources' translations when asked for
-            object.__setattr__(self, "whole_sources", WHOLE_SOURCES_UNPAIRED if self.unpaired_sources else WHOLE_SOURCES)
+        for name, choices in (("flores_gold_split", FLORES_GOLD_SPLITS), ("ntrex_sample", NTREX_SAMPLES)):
+            if getattr(self, name) not in choices:
+                raise BadInputError(f"--{name.replace('_', '-')} must be one of {', '.join(choices)}, not "
+                                    f"{getattr(self, name)!r}")
+        if self.flores_gold_split == "dev":
+            check_dev_gold(self.flores_lines, self.flores_gold_offset, self.unpaired_sources)
+        dev_used = self.unpaired_sources or self.flores_gold_split == "dev"  # FLORES dev lines are sources
+        if self.whole_sources is None:  # the default pool, less FLORES dev when its lines are sources
+            object.__setattr__(self, "whole_sources", WHOLE_SOURCES_UNPAIRED if dev_used else WHOLE_SOURCES)
         object.__setattr__(self, "whole_sources", tuple(self.whole_sources))
         object.__setattr__(self, "fill_sources", tuple(self.fill_sources))
         named = self.whole_sources + self.fill_sources
@@ -117,9 +138,10 @@ class MiningSource:
             raise BadInputError(f"--whole-sources/--fill-sources: distractor source '{twice[0]}' is named twice; "
                                 "name each source once, in one of the two lists")
         for flag, sources in (("--whole-sources", self.whole_sources), ("--fill-sources", self.fill_sources)):
-            if self.unpaired_sources and "flores200-dev" in sources:
+            if dev_used and "flores200-dev" in sources:
                 kept = ",".join(s for s in sources if s != "flores200-dev")
-                raise BadInputError("unpaired sources are FLORES dev lines, so 'flores200-dev' cannot also be a "
+                what = "unpaired sources" if self.unpaired_sources else "the FLORES gold"
+                raise BadInputError(f"{what} are FLORES dev lines, so 'flores200-dev' cannot also be a "
                                     f"distractor source (it holds their translations); drop it: {flag} '{kept}'")
 
 
@@ -153,16 +175,29 @@ class MiningSettings(Settings):
         return {"mode": "text"}
 
 
+def check_dev_gold(lines: int, offset: int, unpaired: int) -> None:
+    """FLORES dev gold lies past the unpaired sources (they are dev lines too) and inside dev."""
+    if offset < unpaired:
+        raise BadInputError(f"FLORES dev gold from line {offset} would share lines with the first {unpaired} dev lines, "
+                            f"the unpaired sources; start it at line {unpaired} or later (--flores-gold-offset)")
+    end = offset + (lines or FLORES_DEV_LINES - offset)
+    if not lines and offset >= FLORES_DEV_LINES or end > FLORES_DEV_LINES:
+        raise BadInputError(f"FLORES-200 dev has {FLORES_DEV_LINES} lines, so dev gold lines {offset} to {end} run past "
+                            "its end; lower the offset or the number of lines")
+
+
 @dataclass
 class MiningLanguage:
     lang: str  # FLORES-200 code
-    flores: Bitext  # devtest[offset:offset + flores_lines] -> the target
+    flores: Bitext  # devtest (or dev) [offset:offset + flores_lines] -> the target
     ntrex: Bitext | None
     unpaired: list[str] = field(default_factory=list)  # FLORES dev sources without a translation in the pool
+    tatoeba_gold: Bitext | None = None  # Tatoeba v1 pairs, a gold set outside FLORES and NTREX
 
     @property
     def gold_sources(self) -> list[tuple[str, Bitext]]:
-        return [("flores", self.flores)] + ([("ntrex", self.ntrex)] if self.ntrex is not None else [])
+        return ([("flores", self.flores)] + ([("ntrex", self.ntrex)] if self.ntrex is not None else [])
+                + ([("tatoeba", self.tatoeba_gold)] if self.tatoeba_gold is not None else []))
 
 
 @dataclass
@@ -204,16 +239,35 @@ def flores_window(bt: Bitext, offset: int, n: int) -> Bitext:
     return dataclasses.replace(bt, split=f"{bt.split}[{offset}:{end}]", src=bt.src[offset:end], tgt=bt.tgt[offset:end])
 
 
+def ntrex_sample_lines(n_lines: int, n: int, seed: int) -> list[int]:
+    """The NTREX line numbers a seeded sample takes (sorted; all of them when ``n`` is 0 or too many)."""
+    if not n or n >= n_lines:
+        return list(range(n_lines))
+    return sorted(int(i) for i in np.random.default_rng(seed).choice(n_lines, size=n, replace=False))
+
+
+def sample_lines(bt: Bitext, lines: list[int], seed: int) -> Bitext:
+    """Those lines of a bitext, the sample named in its split (``test[seeded 300 of 1997, seed 1]``)."""
+    if len(lines) == len(bt):
+        return bt
+    return dataclasses.replace(bt, split=f"{bt.split}[seeded {len(lines)} of {len(bt)}, seed {seed}]",
+                               src=[bt.src[i] for i in lines], tgt=[bt.tgt[i] for i in lines])
+
+
 def gold_languages(codes: Sequence[str], target: str, flores_lines: int, ntrex_lines: int, unpaired_sources: int,
-                   data_dir=None, flores_offset: int = 0) -> tuple[list[MiningLanguage], list[str], set[str]]:
-    """Each language's gold (FLORES devtest from line ``flores_offset``, NTREX where it has both
-    sides) and unpaired sources, with notes on what is missing, and the target lines no distractor
-    may be (normalised)."""
-    from ..datasets import Flores200
+                   data_dir=None, flores_offset: int = 0, *, flores_split: str = "devtest", ntrex_sample: str = "first",
+                   seed: int = 0, tatoeba_gold: bool = False) -> tuple[list[MiningLanguage], list[str], set[str]]:
+    """Each language's gold (FLORES ``flores_split`` from line ``flores_offset``, NTREX where it has
+    both sides, the first lines or a seeded sample; Tatoeba v1 where asked and the language has it)
+    and unpaired sources, with notes on what is missing, and the target lines no distractor may be
+    (normalised)."""
+    from ..datasets import Flores200, TatoebaV1
+    from ..datasets.languages import resolve_language
     from ..datasets.ntrex import Ntrex128
 
     flores = Flores200("devtest", data_dir)
-    dev = Flores200("dev", data_dir) if unpaired_sources else None
+    dev = Flores200("dev", data_dir) if unpaired_sources or flores_split == "dev" else None
+    gold_split = dev if flores_split == "dev" else flores
     ntrex = Ntrex128("test", data_dir)
     ntrex_langs = set(ntrex.languages()) if ntrex.is_available() else set()
     notes = []
@@ -221,18 +275,47 @@ def gold_languages(codes: Sequence[str], target: str, flores_lines: int, ntrex_l
         notes.append("NTREX-128 is not under any data root: the ground truth is FLORES gold only")
     elif target not in ntrex_langs:
         notes.append(f"NTREX-128 has no {target} side: the ground truth is FLORES gold only")
+    tatoeba_codes: dict[str, str] = {}
+    if tatoeba_gold:
+        tatoeba = TatoebaV1("test", data_dir)
+        if target != ENGLISH:
+            raise BadInputError(f"Tatoeba v1 pairs every language with English, so it has no X-{target} gold; "
+                                "leave tatoeba_gold off for this target")
+        if not tatoeba.is_available():
+            raise BadInputError("tatoeba_gold asks for Tatoeba v1, which is not under any data root; fetch it with "
+                                "`xsimpp download tatoeba` or leave tatoeba_gold off")
+        for t in tatoeba.languages():
+            try:
+                tatoeba_codes.setdefault(resolve_language(t), t)
+            except Exception:  # a Tatoeba code with no FLORES language (cmn: zho_Hans or zho_Hant)
+                continue
     languages = []
+    ntrex_rows: list[int] | None = None
     for code in codes:
-        fl = flores_window(flores.bitext(code, target), flores_offset, flores_lines)
-        nt = (head(ntrex.bitext(code, target), ntrex_lines) if code in ntrex_langs and target in ntrex_langs
-              else None)
-        unpaired = dev.sentences(code)[:unpaired_sources] if dev is not None else []
-        languages.append(MiningLanguage(code, fl, nt, unpaired))
+        fl = flores_window(gold_split.bitext(code, target), flores_offset, flores_lines)
+        nt = None
+        if code in ntrex_langs and target in ntrex_langs:
+            nt = ntrex.bitext(code, target)
+            if ntrex_sample == "seeded":
+                ntrex_rows = ntrex_rows if ntrex_rows is not None else ntrex_sample_lines(len(nt), ntrex_lines, seed)
+                nt = sample_lines(nt, ntrex_rows, seed)
+            else:
+                nt = head(nt, ntrex_lines)
+        unpaired = dev.sentences(code)[:unpaired_sources] if unpaired_sources else []
+        tt = tatoeba.bitext(tatoeba_codes[code], "eng") if code in tatoeba_codes else None
+        languages.append(MiningLanguage(code, fl, nt, unpaired, tatoeba_gold=tt))
     missing_nt = [ld.lang for ld in languages if ld.ntrex is None]
     if missing_nt and target in ntrex_langs:
         notes.append(f"no NTREX-128 file for {', '.join(missing_nt)}: FLORES gold only there")
+    if tatoeba_gold:
+        missing_tt = [ld.lang for ld in languages if ld.tatoeba_gold is None]
+        if len(missing_tt) == len(languages):
+            raise BadInputError(f"tatoeba_gold: Tatoeba v1 has none of {', '.join(codes)}; leave it off")
+        if missing_tt:
+            notes.append(f"no Tatoeba v1 pairs for {', '.join(missing_tt)}: no Tatoeba gold there")
     # Nothing of any gold set may be a distractor: every target line of FLORES devtest (the xsim
-    # targets, used or not), of FLORES dev with unpaired sources (their translations), and of the gold.
+    # targets, used or not), of FLORES dev with unpaired sources or dev gold (their translations),
+    # and of the gold.
     exclude = {normalise(t) for t in flores.sentences(target)}
     if dev is not None:
         exclude.update(normalise(t) for t in dev.sentences(target))
@@ -253,13 +336,19 @@ def with_near_duplicates(source: MiningSource, languages: list[MiningLanguage], 
 
 
 def source_view(source: MiningSource) -> dict[str, Any]:
-    """What near-duplicates and a gold offset add to a mining record's signature (nothing at their
-    defaults, so earlier records keep their signatures)."""
+    """What near-duplicates, a gold offset or split, a seeded NTREX sample and Tatoeba gold add to a
+    mining record's signature (nothing at their defaults, so earlier records keep their signatures)."""
     view: dict[str, Any] = {}
     if source.near_duplicates:
         view.update(near_duplicates=source.near_duplicates, near_duplicate_kind=source.near_duplicate_kind)
     if source.flores_gold_offset:
         view["flores_gold_offset"] = source.flores_gold_offset
+    if source.flores_gold_split != "devtest":
+        view["flores_gold_split"] = source.flores_gold_split
+    if source.ntrex_sample != "first":
+        view["ntrex_sample"] = source.ntrex_sample
+    if source.tatoeba_gold:
+        view["tatoeba_gold"] = True
     return view
 
 
@@ -294,6 +383,13 @@ class LanguageMining:
     n_sources: int
     n_targets: int
     n_unpaired: int
+    cv_tatoeba: B.CrossValidation | None = None
+    # per source sentence: its gold set ("flores", "ntrex", "tatoeba"; "unpaired": none), its number
+    # of gold pairs, and per cross-validated F1 the pairs its fold's threshold kept and how many were
+    # gold (``source_outcomes``), so that F1 can be resampled over gold sentences (``bootstrap_f1``)
+    source_tags: list[str] = field(default_factory=list, repr=False)
+    source_gold: np.ndarray | None = field(default=None, repr=False)
+    outcomes: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict, repr=False)
 
     def cells(self) -> dict[str, Any]:
         """The figures as a table row (in %), every metric of ``MiningTask.metrics`` among them."""
@@ -303,6 +399,8 @@ class LanguageMining:
             "mining_f1_flores": 100.0 * self.cv_flores.pooled.f1}
         if self.cv_ntrex is not None:
             row["mining_f1_ntrex"] = 100.0 * self.cv_ntrex.pooled.f1
+        if self.cv_tatoeba is not None:
+            row["mining_f1_tatoeba"] = 100.0 * self.cv_tatoeba.pooled.f1
         row["mining_p_fixed"] = 100.0 * self.fixed.precision
         row["mining_r_fixed"] = 100.0 * self.fixed.recall
         row["mining_f1_fixed"] = 100.0 * self.fixed.f1
@@ -311,6 +409,23 @@ class LanguageMining:
             row["n_unpaired"] = self.n_unpaired
         row["n_sources"], row["n_targets"], row["n_candidates"] = self.n_sources, self.n_targets, self.n_candidates
         return row
+
+    def outcome_table(self) -> dict[str, Any]:
+        """The per-sentence outcomes as plain lists: ``tags`` and ``gold`` per source sentence, and
+        per cross-validated F1 the ``extracted`` and ``correct`` pairs of each source sentence."""
+        return {"tags": list(self.source_tags),
+                "gold": [] if self.source_gold is None else self.source_gold.tolist(),
+                "views": {name: {"extracted": e.tolist(), "correct": c.tolist()}
+                          for name, (e, c) in self.outcomes.items()}}
+
+
+def source_outcomes(cands: B.Candidates, is_gold: np.ndarray, kept: np.ndarray,
+                    n_src: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per source sentence: the pairs its fold's threshold kept, and how many of them are gold;
+    their sums are the cross-validation's pooled counts."""
+    e = np.bincount(cands.src[kept], minlength=n_src)
+    c = np.bincount(cands.src[kept & is_gold], minlength=n_src)
+    return e.astype(np.int64), c.astype(np.int64)
 
 
 def mine_language(ld: MiningLanguage, target: str, distractors: list[str], settings: MiningSettings, embed,
@@ -346,20 +461,27 @@ def mine_language(ld: MiningLanguage, target: str, distractors: list[str], setti
     is_gold = B.gold_mask(cands, gs, gt)
     n_src = len(sources)
     cv = B.cross_validate(cands, is_gold, gs, n_src, folds=st.folds, seed=st.seed)
+    outcomes = {"mining_f1": source_outcomes(cands, is_gold, cv.kept, n_src)}
 
     def restricted(tag: str) -> B.CrossValidation | None:
         keep_src = np.zeros(n_src, dtype=bool)
         keep_src[gs[tag_arr == tag]] = True
         if not keep_src.any():
             return None
-        # sources of the other gold set leave the candidates; the pool and kNN stay as mined
+        # sources of the other gold sets leave the candidates; the pool and kNN stay as mined
         mask = keep_src[cands.src]
-        return B.cross_validate(cands.take(mask), is_gold[mask], gs[tag_arr == tag], n_src, folds=st.folds,
-                                seed=st.seed)
+        sub = cands.take(mask)
+        res = B.cross_validate(sub, is_gold[mask], gs[tag_arr == tag], n_src, folds=st.folds, seed=st.seed)
+        outcomes[f"mining_f1_{tag}"] = source_outcomes(sub, is_gold[mask], res.kept, n_src)
+        return res
 
+    source_tags = ["unpaired"] * n_src
+    for i, tag in zip(gs[::-1], tag_arr[::-1]):  # a sentence in two gold sets: the first one's
+        source_tags[int(i)] = str(tag)
     fixed = B.evaluate_threshold(cands.score, is_gold, len(gs), st.fixed_threshold)
     return LanguageMining(ld.lang, cv, restricted("ntrex"), restricted("flores"), fixed, len(cands), n_src, n_targets,
-                          len(ld.unpaired))
+                          len(ld.unpaired), restricted("tatoeba"), source_tags,
+                          np.bincount(gs, minlength=n_src).astype(np.int64), outcomes)
 
 
 @dataclass
@@ -379,6 +501,8 @@ class MiningTask(Task):
         "mining_f1": MetricInfo("F1 %", False, "mining F1, FLORES + NTREX gold (threshold cross-validated)"),
         "mining_f1_ntrex": MetricInfo("F1 %", False, "mining F1 on NTREX gold only (sentences no proxy saw)"),
         "mining_f1_flores": MetricInfo("F1 %", False, "mining F1 on FLORES gold only"),
+        "mining_f1_tatoeba": MetricInfo("F1 %", False, "mining F1 on Tatoeba v1 gold only (--tatoeba-gold: short "
+                                                       "everyday sentences, outside FLORES and NTREX)"),
         "mining_p_fixed": MetricInfo("precision %", False, "mining precision at the fixed threshold"),
         "mining_r_fixed": MetricInfo("recall %", False, "mining recall at the fixed threshold"),
         "mining_f1_fixed": MetricInfo("F1 %", False, "mining F1 at the fixed threshold (set in advance, as a miner "
@@ -396,7 +520,10 @@ class MiningTask(Task):
         target = resolve_language(str(source.target))
         codes = source_codes(source.langs, target)
         languages, notes, exclude = gold_languages(codes, target, source.flores_lines, source.ntrex_lines,
-                                                   source.unpaired_sources, source.data_dir, source.flores_gold_offset)
+                                                   source.unpaired_sources, source.data_dir, source.flores_gold_offset,
+                                                   flores_split=source.flores_gold_split,
+                                                   ntrex_sample=source.ntrex_sample, seed=settings.seed,
+                                                   tatoeba_gold=source.tatoeba_gold)
         if settings.folds > min(len(ld.flores) for ld in languages):
             raise BadInputError(f"--folds {settings.folds} is more than the {min(len(ld.flores) for ld in languages)} "
                                 "gold lines of a language")
@@ -406,6 +533,9 @@ class MiningTask(Task):
         if source.unpaired_sources and source.whole_sources == WHOLE_SOURCES_UNPAIRED:
             notes.append("with --unpaired-sources the pool leaves out FLORES-200 dev (it holds the unpaired sources' "
                          f"translations): whole sources {', '.join(WHOLE_SOURCES_UNPAIRED)}")
+        elif source.flores_gold_split == "dev" and source.whole_sources == WHOLE_SOURCES_UNPAIRED:
+            notes.append("with FLORES dev gold the pool leaves out FLORES-200 dev (it holds the gold's translations): "
+                         f"whole sources {', '.join(WHOLE_SOURCES_UNPAIRED)}")
         return MiningData(languages, pool, target, notes=notes + pool.notes, source_view=source_view(source))
 
     def sides(self, data: MiningData, settings: MiningSettings) -> list[tuple[str, Sequence[str]]]:

@@ -1,0 +1,99 @@
+"""benchmarks/regime_full.py (issue 54): the 1 012-line study's configuration keeps the gold apart
+from every proxy line and the checkpoints' training, and its analysis -- ties read three ways, tests
+over languages, the gold bootstrapped into resolved and unresolved pairs -- gives what a hand count
+gives on a seed folder written here."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import runpy
+from itertools import combinations
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+FULL = runpy.run_path(str(ROOT / "benchmarks" / "regime_full.py"))
+REGIME = FULL["REGIME"]
+PROXIES = FULL["R"].PROXIES
+
+
+def test_the_configuration_keeps_the_gold_apart():
+    from xsimpp.study.config import check_config, parse_config
+    from xsimpp.study.proxies import proxy_names
+    from xsimpp.study.run import dev_lines_used
+
+    cfg = parse_config(FULL["config_text"](1))
+    check_config(cfg)
+    assert cfg.flores_lines == 0 and cfg.seed == 1  # the proxies: all 1 012 devtest lines; the seed draws the test side
+    assert (cfg.flores_gold_split, cfg.flores_gold_offset, cfg.flores_gold_lines) == ("dev", 300, 300)
+    assert (cfg.ntrex_sample, cfg.ntrex_lines, cfg.tatoeba_gold, cfg.tatoeba) == ("seeded", 500, True, False)
+    # every dev line the study mines (unpaired 0-299, gold 300-599) was held out of training
+    assert dev_lines_used(cfg)[0] == FULL["HOLD_OUT"] == 600 and cfg.unpaired_sources == 300
+    family = [e for e in cfg.encoders if e.family == REGIME.family]
+    assert [e.options.get("model") for e in family[1:]] == [f"regime-full-e5-seed1/step-{s:05d}"
+                                                             for s in range(30, 241, 30)]
+    assert all(e.options.get("path") == "openvino-float32" for e in cfg.encoders if e.name == "hf")
+    assert set(PROXIES) <= set(proxy_names(cfg, cfg.xsimpp_styles))
+
+
+SYSTEMS = [REGIME.start_label] + [f"e5-step-{s:05d}" for s in range(30, 241, 30)]
+
+
+def _fake_seed(folder: Path, rng) -> dict:
+    """A seed folder as `regime_full.py run` leaves it: fao's checkpoints find more gold the later
+    they are (every pair resolved), kea's all find the same (none resolved)."""
+    import pandas as pd
+
+    rows, tables = [], []
+    n_gold, n_unpaired = 200, 50
+    tags = ["flores"] * n_gold + ["unpaired"] * n_unpaired
+    gold = [1] * n_gold + [0] * n_unpaired
+    for lang in ("fao_Latn", "kea_Latn"):
+        for k, s in enumerate(SYSTEMS + ["use-m3"]):
+            found = 100 + 10 * k if lang == "fao_Latn" else 150
+            correct = [1] * found + [0] * (n_gold - found) + [0] * n_unpaired
+            extracted = [1] * n_gold + [1] * 5 + [0] * (n_unpaired - 5)
+            f1 = 100 * 2 * sum(correct) / (sum(extracted) + sum(gold))
+            row = {"system": s, "family": REGIME.family if s in SYSTEMS else "use", "lang": lang,
+                   "direction": f"{lang}-eng_Latn", "mining_f1": f1, "mining_f1_flores": f1,
+                   "mining_f1_ntrex": float("nan"), "mining_f1_tatoeba": float("nan")}
+            for p in PROXIES:
+                row[p] = float(rng.integers(0, 4))  # few values: ties happen
+            rows.append(row)
+            views = {v: {"extracted": extracted, "correct": correct} for v in ("mining_f1", "mining_f1_flores")}
+            tables.append({"system": s, "lang": lang, "tags": tags, "gold": gold, "views": views})
+    sub = folder / "full"
+    sub.mkdir(parents=True)
+    pd.DataFrame(rows).to_csv(sub / "cells.csv", index=False, lineterminator="\n")
+    (sub / "study.json").write_text(json.dumps({"config": {"bootstrap": 50, "permutations": 50, "seed": 0},
+                                                "proxies": PROXIES, "data": {}, "costs": [{"encoded": 7}]}))
+    (sub / "mining_outcomes.json.gz").write_bytes(gzip.compress(json.dumps({"cells": tables}).encode()))
+    (folder / "timing.json").write_text(json.dumps({"train": {"seconds": 2.0}, "study": {"seconds": 3.0}}))
+    return {(r["lang"], r["system"]): r for r in rows}
+
+
+def test_analysis_counts_resolved_pairs_and_agreement_by_hand(tmp_path):
+    cells = _fake_seed(tmp_path / "seed0", np.random.default_rng(4))
+    res = FULL["analyse"](tmp_path)
+    (seed,) = res["seeds"]
+    t = seed["truths"]["mining_f1_flores"]
+    # fao: 10 more gold sentences found per checkpoint of 200 -> every one of its 36 pairs resolved;
+    # kea: identical outcomes -> none
+    assert t["gold"] == {"pairs": 72, "resolved": 36, "median_gap": t["gold"]["median_gap"]}
+    for p in PROXIES:
+        agree = half = 0.0
+        for a, b in combinations(SYSTEMS, 2):  # b is later, so better by the gold
+            d = cells[("fao_Latn", a)][p] - cells[("fao_Latn", b)][p]  # > 0: the proxy puts b first too
+            agree += d > 0
+            half += 1.0 if d > 0 else 0.5 if d == 0 else 0.0
+        got = t["resolved"][p]
+        assert got["pairs"] == 36 and got["as_errors"] == agree / 36 and got["as_half"] == half / 36, p
+    assert "as_errors" not in t["resolved_sign_flip"]  # one language with resolved pairs: no test over languages
+    # the tie view is regime_ties' over the within-model cells: 2 languages x 36 pairs
+    assert t["ties"]["proxies"][PROXIES[0]]["pairs"] == 72 and t["ties"]["languages"] == 2
+    assert seed["encoded"] == 7
+    assert all(("p_bh" in f) == (f["p"] == f["p"]) for f in FULL["table_ps"](res))  # NaN: under two languages
+    table = "\n".join(FULL["markdown"](res))
+    assert "| FLORES dev gold | 0 | 72 |" in table and "36 / 72" in table
