@@ -301,12 +301,20 @@ def markdown(res: dict) -> list[str]:
                 f"({100 * g['median_gap']:.2f}) | {pct(ra['as_errors'])} / {pct(rb['as_errors'])} | "
                 f"{pct(ra['as_half'])} / {pct(rb['as_half'])} | "
                 f"{pv(rflip.get('as_errors'))} / {pv(rflip.get('as_half'))} |")
-    rows += ["", "Every proxy on the gold-resolved within-model pairs (ties as ½; seed by seed):", "",
-             "| proxy | " + " | ".join(title.split(" (")[0] for _, title, _ in TRUTHS) + " |",
-             "|---|" + "---|" * len(TRUTHS)]
-    for p in R.PROXIES:
-        rows.append(f"| {p} | " + " | ".join(" / ".join(pct(s["truths"][truth]["resolved"][p]["as_half"])
-                                                        for s in res["seeds"]) for truth, *_ in TRUTHS) + " |")
+    for truth, title, _ in TRUTHS:
+        rows += ["", f"Every proxy against {title} (`{truth}`), within the model, seed by seed (% of pairs):", "",
+                 "| proxy | tied | ties as errors | ties as ½ | tie-calibrated (ε) | on resolved pairs, as errors | "
+                 "on resolved pairs, as ½ |", "|---|---|---|---|---|---|---|"]
+        for p in R.PROXIES:
+            v = [s["truths"][truth]["ties"]["proxies"][p] for s in res["seeds"]]
+            r = [s["truths"][truth]["resolved"][p] for s in res["seeds"]]
+
+            def each(xs: list[dict], key: str) -> str:
+                return " / ".join(pct(x[key]) for x in xs)
+
+            cal = " / ".join(f"{pct(x['calibrated'])} ({x['epsilon']:g})" for x in v)
+            rows.append(f"| {p} | {each(v, 'tie_share')} | {each(v, 'as_errors')} | {each(v, 'as_half')} | {cal} | "
+                        f"{each(r, 'as_errors')} | {each(r, 'as_half')} |")
     rows += ["", "Cost per seed (s; `timing.json`, machine and load there):", "",
              "| seed | training | study (cold, every encoder) | sentences encoded |", "|---|---|---|---|"]
     for s in res["seeds"]:
