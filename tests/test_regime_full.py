@@ -97,3 +97,53 @@ def test_analysis_counts_resolved_pairs_and_agreement_by_hand(tmp_path):
     assert all(("p_bh" in f) == (f["p"] == f["p"]) for f in FULL["table_ps"](res))  # NaN: under two languages
     table = "\n".join(FULL["markdown"](res))
     assert "| FLORES dev gold | 0 | 72 |" in table and "36 / 72" in table
+
+
+PAGE = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
+
+
+def test_the_docs_tables_are_what_the_committed_seeds_give():
+    res = FULL["analyse"](FULL["RESULTS"])
+    assert PAGE.count("<!-- regime-full -->") == 1
+    section = PAGE.split("<!-- regime-full -->")[1].split("<!-- /regime-full -->")[0]
+    rows = [r for r in FULL["markdown"](res) if r.strip()]
+    missing = [r for r in rows if r not in section]
+    assert missing == [], missing[:3]
+    assert len([r for r in section.splitlines() if r.strip()]) == len(rows), "the section holds lines no file gives"
+
+
+def test_the_reading_quotes_what_the_committed_seed_gives():
+    res = FULL["analyse"](FULL["RESULTS"])
+    reading = PAGE.split("<!-- /regime-full -->")[1].split("## Training")[0]
+    seed = res["seeds"][0]
+    pct = FULL["R"]._pct
+    flores, ntrex, tatoeba = (seed["truths"][t] for t in ("mining_f1_flores", "mining_f1_ntrex", "mining_f1_tatoeba"))
+    a, b = "xsim[ratio]", "xsim++[strict]"
+    fa, fb = flores["ties"]["proxies"][a], flores["ties"]["proxies"][b]
+    assert f"xsim[ratio] ties {pct(fa['tie_share'])} % of the {fa['pairs']} within-model pairs" in reading
+    assert f"xsim++[strict] {pct(fb['tie_share'])} %." in reading
+    assert (f"{pct(fa['as_errors'])} / {pct(fb['as_errors'])} % of the pairs with ties as errors and "
+            f"{pct(fa['as_half'])} / {pct(fb['as_half'])} % with ties as ½") in reading
+    flip = flores["ties"]["sign_flip"]
+    assert f"p {flip['as_errors']['p']:.3f} / {flip['as_half']['p']:.3f}" in reading
+    assert all(p["epsilon"] == 0 for t in seed["truths"].values() for p in t["ties"]["proxies"].values())
+    lead = max(v["as_half"] - fa["as_half"] for v in flores["ties"]["proxies"].values())
+    assert f"by more than {100 * lead:.1f} points" in reading
+    na, nb = (ntrex["ties"]["proxies"][p]["as_half"] for p in (a, b))
+    assert f"{pct(na)} / {pct(nb)} with ties as ½ (p {ntrex['ties']['sign_flip']['as_half']['p']:.3f})" in reading
+    ta, tb = (tatoeba["ties"]["proxies"][p]["as_half"] for p in (a, b))
+    assert f"{pct(ta)} / {pct(tb)}, xsim[absolute] first at " \
+           f"{pct(tatoeba['ties']['proxies']['xsim[absolute]']['as_half'])}" in reading
+    assert f"is {100 * flores['gold']['median_gap']:.2f}\n  points" in reading or \
+           f"is {100 * flores['gold']['median_gap']:.2f} points" in reading.replace("\n  ", " ")
+    text = reading.replace("\n  ", " ")
+    g = [t["gold"] for t in (flores, ntrex, tatoeba)]
+    assert (f"resolves {g[0]['resolved']} of the {g[0]['pairs']} pairs against the FLORES dev gold "
+            f"({g[1]['resolved']} of {g[1]['pairs']} against NTREX, {g[2]['resolved']} of {g[2]['pairs']} against "
+            "Tatoeba)") in text
+    ra, rb = flores["resolved"][a], flores["resolved"][b]
+    assert f"({pct(ra['as_errors'])} / {pct(rb['as_errors'])} % with ties as errors, p " \
+           f"{flores['resolved_sign_flip']['as_errors']['p']:.3f})" in text
+    t = seed["timing"]
+    assert f"training {t['train']['seconds']:.0f} s" in text and f"the study {t['study']['seconds']:,.0f} s".replace(",", " ") in text
+    assert f"({seed['encoded']:,} encoded".replace(",", " ") in text

@@ -37,7 +37,7 @@ from ..encoders.backbone.manifest import training_manifest
 from ..errors import BadInputError, XsimppError
 from ..results import ResultRecord
 from ..tasks import registry
-from ..tasks.mining import GROUND_TRUTHS
+from ..tasks.mining import FLORES_DEV_LINES, GROUND_TRUTHS
 from ..tasks.cost import cost_line, read_rate
 from ..tasks.ranking import RankingTable, evaluate_table
 from ..tasks.runner import RunOptions
@@ -71,7 +71,7 @@ def dev_lines_used(cfg: StudyConfig) -> tuple[int, str]:
     and what they are, for the checkpoint guard."""
     if cfg.flores_gold_split != "dev":
         return cfg.unpaired_sources, "as sources without a translation"
-    end = cfg.flores_gold_offset + (gold_flores_lines(cfg) or 997 - cfg.flores_gold_offset)
+    end = cfg.flores_gold_offset + (gold_flores_lines(cfg) or FLORES_DEV_LINES - cfg.flores_gold_offset)
     return max(end, cfg.unpaired_sources), "as gold" + (" and as sources without a translation"
                                                       if cfg.unpaired_sources else "")
 
