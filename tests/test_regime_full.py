@@ -147,3 +147,7 @@ def test_the_reading_quotes_what_the_committed_seed_gives():
     t = seed["timing"]
     assert f"training {t['train']['seconds']:.0f} s" in text and f"the study {t['study']['seconds']:,.0f} s".replace(",", " ") in text
     assert f"({seed['encoded']:,} encoded".replace(",", " ") in text
+    speed = json.loads((ROOT / "benchmarks" / "results" / "e5_paths" / "hf_checkpoint" /
+                        "speed_full-seed0-step-00240_amd_2cores.json").read_text(encoding="utf-8"))["speed"]
+    assert (f"encodes {speed['sentences']:,} FLORES lines alone at {speed['paths']['openvino-float32']['sent_per_s']} "
+            "sentences/s").replace(",", " ") in text
