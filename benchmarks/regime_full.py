@@ -59,6 +59,7 @@ def config_text(seed: int) -> str:
 name = "saturated-full-seed{seed}"
 languages = {json.dumps(R.LANGS)}
 flores_lines = 0   # the proxies: all 1 012 devtest lines
+flores_gold_lines = {lines}   # the FLORES gold: dev lines {offset}-{offset + lines - 1}
 ntrex_lines = {NTREX_LINES}
 tatoeba_lines = 0
 seed = {seed}   # draws the NTREX gold, the pool and the folds
@@ -75,7 +76,6 @@ fixed_threshold = 1.06
 unpaired_sources = {R.HOLD_OUT}
 flores_gold_split = "dev"
 flores_gold_offset = {offset}
-flores_gold_lines = {lines}
 ntrex_sample = "seeded"
 tatoeba_gold = true
 

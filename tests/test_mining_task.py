@@ -168,10 +168,9 @@ def test_gold_apart_from_the_proxies_equals_the_study_cells(real_data):
     params = res.records[0].signature.params
     assert (params["flores_gold_split"], params["ntrex_sample"], params["tatoeba_gold"]) == ("dev", "seeded", True)
 
-    cfg = _chargram_study("apart", study="seed = 3\n",
+    cfg = _chargram_study("apart", study="seed = 3\nflores_gold_lines = 40\n",
                           mining="fixed_threshold = 1.1\nunpaired_sources = 20\nflores_gold_split = \"dev\"\n"
-                                 "flores_gold_offset = 20\nflores_gold_lines = 40\nntrex_sample = \"seeded\"\n"
-                                 "tatoeba_gold = true\n")
+                                 "flores_gold_offset = 20\nntrex_sample = \"seeded\"\ntatoeba_gold = true\n")
     study = run_study(cfg, data_dir=real_data, cache=False)
     cells = {(c["lang"], m): c[m] for c in study.cells if c["system"] == "cg" for m in TASKS["mining-f1"].metrics}
     assert cells == alone

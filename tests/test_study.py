@@ -645,6 +645,7 @@ def test_a_checkpoint_trained_on_the_dev_gold_is_refused(tmp_path):
 name = "g"
 languages = ["kea"]
 tatoeba_lines = 0
+flores_gold_lines = 300
 [proxies]
 tatoeba = false
 [mining]
@@ -652,7 +653,6 @@ unpaired_sources = 300
 whole_sources = ["ntrex128"]
 flores_gold_split = "dev"
 flores_gold_offset = 300
-flores_gold_lines = 300
 [[encoders]]
 label = "a"
 name = "chargram"
@@ -669,4 +669,4 @@ name = "chargram"
     assert "ntrex_sample" not in cfg.to_json() and "tatoeba_gold" not in cfg.to_json()  # defaults: as before
     with pytest.raises(BadInputError, match="cannot also be a proxy"):
         parse_config(cfg.text.replace("tatoeba = false", "tatoeba = true").replace(
-            'flores_gold_lines = 300', 'flores_gold_lines = 300\ntatoeba_gold = true'), "test")
+            'flores_gold_offset = 300', 'flores_gold_offset = 300\ntatoeba_gold = true'), "test")

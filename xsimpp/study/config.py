@@ -61,10 +61,6 @@ unpaired_sources = <unpaired_sources>    # FLORES dev source lines per language 
 near_duplicates = <near_duplicates>     # near-duplicates of every gold line added to the pool (0 = none)
 near_duplicate_kind = <near_duplicate_kind>   # "deletion" (a partial translation) or "natural" (closest lines by chrF)
 flores_gold_offset = <flores_gold_offset>    # first FLORES devtest line of the gold; flores_lines: gold the proxies never score
-flores_gold_split = <flores_gold_split>   # "dev": FLORES gold from dev lines (past the unpaired ones), apart from every proxy
-flores_gold_lines = <flores_gold_lines>     # FLORES gold lines per language (0 = as flores_lines)
-ntrex_sample = <ntrex_sample>     # "seeded": NTREX gold lines drawn with the seed, so seeds resample the gold
-tatoeba_gold = <tatoeba_gold>    # Tatoeba v1 pairs as a third gold set (mining_f1_tatoeba), where a language has them
 
 [analysis]
 bootstrap = <bootstrap>
@@ -306,12 +302,13 @@ class StudyConfig:
 # table -> its keys, each a StudyConfig field of that name (type and default from the field: the
 # [mining] ones are the mining-f1 task's knobs).
 TABLES = {
-    "study": ("name", "languages", "target", "flores_lines", "ntrex_lines", "tatoeba_lines", "seed"),
+    "study": ("name", "languages", "target", "flores_lines", "flores_gold_lines", "ntrex_lines", "tatoeba_lines",
+              "seed"),
     "proxies": ("xsim_margins", "xsimpp_styles", "xsimpp_margin", "xsimpp_extra_margins", "error_type_subsets",
                 "tatoeba"),
     "mining": ("distractors", "whole_sources", "fill_sources", "margin", "k", "folds", "fixed_threshold",
                "unpaired_sources", "near_duplicates", "near_duplicate_kind", "flores_gold_offset", "flores_gold_split",
-               "flores_gold_lines", "ntrex_sample", "tatoeba_gold"),
+               "ntrex_sample", "tatoeba_gold"),
     "analysis": ("bootstrap", "permutations", "confidence"),
 }
 
@@ -575,7 +572,7 @@ def check_config(cfg: StudyConfig) -> None:
 
 
 def gold_flores_lines(cfg: StudyConfig) -> int:
-    """The FLORES gold's lines per language: [mining] flores_gold_lines, else [study] flores_lines."""
+    """The FLORES gold's lines per language: [study] flores_gold_lines, else flores_lines."""
     return cfg.flores_gold_lines or cfg.flores_lines
 
 
@@ -587,9 +584,9 @@ def proxies_apart(cfg: StudyConfig) -> bool:
 
 def mining_knobs(cfg: StudyConfig) -> tuple[MiningSource, MiningSettings]:
     """The mining-f1 task's source and settings of a study (their checks are the [mining] table's)."""
+    if cfg.flores_gold_lines < 0:
+        raise BadInputError("[study] flores_gold_lines must be 0 (as flores_lines) or a positive number of lines")
     try:
-        if cfg.flores_gold_lines < 0:
-            raise BadInputError("--flores-gold-lines must be 0 (as [study] flores_lines) or a positive number of lines")
         source = MiningSource(langs=cfg.languages, flores_lines=gold_flores_lines(cfg), ntrex_lines=cfg.ntrex_lines,
                               unpaired_sources=cfg.unpaired_sources, whole_sources=tuple(cfg.whole_sources),
                               near_duplicates=cfg.near_duplicates, near_duplicate_kind=cfg.near_duplicate_kind,
