@@ -45,6 +45,9 @@ class ProxyRow:
     counts: str = ""  # cells err_<counts>_<type>: the kept record's count of each xsim++ error type
     # the cells of a row with metric None, from the task's report of one language
     detail: Callable[[Any], dict[str, Any]] | None = None
+    # what the row keeps per sentence beside its cells, from the same report (the ground truth's
+    # outcomes, which the study writes to mining_outcomes.json.gz rather than to the table)
+    per_sentence: Callable[[Any], dict[str, Any]] | None = None
 
     def run_key(self) -> tuple:
         """Rows with the same key share one run per cell (an xsim++ column and its error-type subsets)."""
@@ -60,16 +63,15 @@ def error_types_of(aug, target: str) -> tuple[str, ...]:
     return tuple(t for t in ERROR_TYPES if t in aug.categories or t == "misaligned")
 
 
-# the key under which the ground truth's cells carry its per-sentence outcomes (not a column: the
-# study moves them into mining_outcomes.json.gz)
-OUTCOMES = "_mining_outcomes"
-
-
 def mining_cells(report) -> dict[str, Any]:
     """The ground truth's cells: the mining task's table row of the language (its metrics, the
-    cross-validated threshold and the counts), and its per-sentence outcomes under ``OUTCOMES``."""
-    lang = report.langs[0]
-    return {**lang.cells(), OUTCOMES: lang.outcome_table()}
+    cross-validated threshold and the counts)."""
+    return report.langs[0].cells()
+
+
+def mining_outcomes(report) -> dict[str, Any]:
+    """The ground truth's per-sentence outcomes of the language (``LanguageMining.outcome_table``)."""
+    return report.langs[0].outcome_table()
 
 
 def builtin_rows(cfg: StudyConfig, types: dict[str, tuple[str, ...]]) -> list[ProxyRow]:
@@ -102,7 +104,8 @@ def study_rows(cfg: StudyConfig, data: StudyData) -> list[ProxyRow]:
         rows.append(ProxyRow("tatoeba", "tatoeba_acc_mean", TATOEBA, {"margin": "absolute"}, "tatoeba",
                              view={"mode": "text"}, role="tatoeba"))
     rows += [ProxyRow(tp.task, tp.metric, tp.column, dict(tp.options)) for tp in cfg.task_proxies]
-    rows.append(ProxyRow("mining-f1", None, "mining", lines="gold", role="truth", detail=mining_cells))
+    rows.append(ProxyRow("mining-f1", None, "mining", lines="gold", role="truth", detail=mining_cells,
+                        per_sentence=mining_outcomes))
     return rows
 
 
@@ -129,11 +132,13 @@ def row_input(row: ProxyRow, cfg: StudyConfig, data: StudyData, ld: LanguageData
 
 
 def run_rows(rows: list[ProxyRow], inputs: Callable[[ProxyRow], tuple | None],
-             member) -> tuple[dict[str, Any], list[ResultRecord]]:
+             member) -> tuple[dict[str, Any], list[ResultRecord], dict[str, Any]]:
     """One cell: each row's task run through the runner (once per ``run_key``), its column read off
-    its records (a derived metric off its base metric's), and the records it reports kept once."""
+    its records (a derived metric off its base metric's), the records it reports kept once, and
+    what the rows with a ``per_sentence`` hook keep per sentence."""
     runs: dict[tuple, tuple[Results, str] | None] = {}
     cells: dict[str, Any] = {}
+    per_sentence: dict[str, Any] = {}
     kept: list[ResultRecord] = []
     for row in rows:
         key = row.run_key()
@@ -151,8 +156,10 @@ def run_rows(rows: list[ProxyRow], inputs: Callable[[ProxyRow], tuple | None],
             cells.update(row.detail(res.report))
         else:
             cells[row.column] = derived.read(mine[0]) if isinstance(derived, DerivedMetric) else mine[0].value
+        if row.per_sentence is not None:
+            per_sentence.update(row.per_sentence(res.report))
         if row.counts:
             have = {str(k).lower(): v for k, v in mine[0].error_types.items()}
             cells.update({count_column(row.counts, t): have.get(t, 0) for t in ERROR_TYPES})
         kept += [r for r in mine if not any(r is k for k in kept)]
-    return cells, kept
+    return cells, kept, per_sentence

@@ -44,7 +44,7 @@ from ..tasks.runner import RunOptions
 from .config import StudyConfig, gold_flores_lines, mining_knobs, target_language
 from .data import ENGLISH, StudyData
 from .encoders import StudyEncoder
-from .proxies import OUTCOMES, lower_is_better, row_input, run_rows, study_rows
+from .proxies import lower_is_better, row_input, run_rows, study_rows
 
 log = logging.getLogger(__name__)
 
@@ -149,8 +149,9 @@ def run_study(cfg: StudyConfig, data: StudyData, encoders: list[StudyEncoder], *
             # Every row, the proxies and the ground truth: a registered task through the runner.
             inputs = functools.partial(row_input, cfg=cfg, data=data, ld=ld, mining_settings=mining, run=run,
                                        label=enc.label)
-            cell, kept = run_rows(rows, inputs, member)
-            outcomes.append({"system": enc.label, "lang": ld.lang, **cell.pop(OUTCOMES)})
+            cell, kept, per_sentence = run_rows(rows, inputs, member)
+            if per_sentence:
+                outcomes.append({"system": enc.label, "lang": ld.lang, **per_sentence})
             cells.append({"system": enc.label, "family": enc.spec.family, "lang": ld.lang,
                           "direction": f"{ld.lang}-{target}", **cell})
             records += kept
