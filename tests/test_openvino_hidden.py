@@ -78,6 +78,29 @@ def test_openvino_agrees_with_torch_and_does_not_depend_on_batch_order_or_other_
     assert np.array_equal(both[0], one) and np.array_equal(both[1], want)
 
 
+def test_the_weights_are_read_once_per_graph_not_once_per_call(tiny, monkeypatch):
+    """The backend holds the torch weights weakly (freed once its graph is compiled) and keeps the
+    tokenizer and width itself: 0.14.0 asked for the weights on every call and so, with them freed,
+    reloaded the model three times per 1 024-sentence chunk of a study (half its encoding time)."""
+    import gc
+
+    from xsimpp.encoders.backbone import models
+    from xsimpp.encoders.backbone.layers import layer_vectors
+    from xsimpp.encoders.hf import HFEncoder
+
+    loads = []
+    real = models.load_transformer
+    monkeypatch.setattr(models, "load_transformer", lambda *a, **k: loads.append(1) or real(*a, **k))
+    ov = HFEncoder(model=tiny, layer=2, path="openvino-float32")
+    first = ov.encode(SENTS)
+    gc.collect()  # the weights, held by nothing now but the weak table, go
+    assert len(loads) == 1
+    for _ in range(3):
+        assert np.array_equal(ov.encode(SENTS), first)
+        layer_vectors(ov, SENTS, [(2, "mean")])
+    assert len(loads) == 1, f"the model was loaded {len(loads)} times for one compiled graph"
+
+
 def test_openvino_vectors_do_not_depend_on_the_thread_count(tiny):
     import subprocess
     import sys
