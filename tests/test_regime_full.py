@@ -41,6 +41,15 @@ def test_the_configuration_keeps_the_gold_apart():
 SYSTEMS = [REGIME.start_label] + [f"e5-step-{s:05d}" for s in range(30, 241, 30)]
 
 
+# the start cached (encodes nothing), two checkpoints at 200 and 300 sentences/s, one under 1 000
+# sentences (left out of the rate), and an encoder of another family
+COSTS = [{"encoder": SYSTEMS[0], "encoded": 0, "requested": 3000, "encode_seconds": 0.5},
+         {"encoder": SYSTEMS[1], "encoded": 3000, "requested": 3000, "encode_seconds": 15.0},
+         {"encoder": SYSTEMS[2], "encoded": 3000, "requested": 3000, "encode_seconds": 10.0},
+         {"encoder": SYSTEMS[3], "encoded": 500, "requested": 3000, "encode_seconds": 50.0},
+         {"encoder": "use-m3", "encoded": 3000, "requested": 3000, "encode_seconds": 1.0}]
+
+
 def _fake_seed(folder: Path, rng) -> dict:
     """A seed folder as `regime_full.py run` leaves it: fao's checkpoints find more gold the later
     they are (every pair resolved), kea's all find the same (none resolved)."""
@@ -68,7 +77,7 @@ def _fake_seed(folder: Path, rng) -> dict:
     sub.mkdir(parents=True)
     pd.DataFrame(rows).to_csv(sub / "cells.csv", index=False, lineterminator="\n")
     (sub / "study.json").write_text(json.dumps({"config": {"bootstrap": 50, "permutations": 50, "seed": 0},
-                                                "proxies": PROXIES, "data": {}, "costs": [{"encoded": 7}]}))
+                                                "proxies": PROXIES, "data": {}, "costs": COSTS}))
     (sub / "mining_outcomes.json.gz").write_bytes(gzip.compress(json.dumps({"cells": tables}).encode()))
     (folder / "timing.json").write_text(json.dumps({"train": {"seconds": 2.0}, "study": {"seconds": 3.0}}))
     return {(r["lang"], r["system"]): r for r in rows}
@@ -93,10 +102,12 @@ def test_analysis_counts_resolved_pairs_and_agreement_by_hand(tmp_path):
     assert "as_errors" not in t["resolved_sign_flip"]  # one language with resolved pairs: no test over languages
     # the tie view is regime_ties' over the within-model cells: 2 languages x 36 pairs
     assert t["ties"]["proxies"][PROXIES[0]]["pairs"] == 72 and t["ties"]["languages"] == 2
-    assert seed["encoded"] == 7
+    assert seed["encoded"] == 9500 and seed["requested"] == 15000
+    assert seed["e5_rate"] == {"encoders": 2, "median": 250.0}
     assert all(("p_bh" in f) == (f["p"] == f["p"]) for f in FULL["table_ps"](res))  # NaN: under two languages
     table = "\n".join(FULL["markdown"](res))
     assert "| FLORES dev gold | 0 | 72 |" in table and "36 / 72" in table
+    assert "| 0 | 2 | 3 | 9500 / 15000 | 250.0 (2) |" in table
 
 
 PAGE = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
