@@ -13,7 +13,7 @@ of the command (``ru_maxrss`` of the child) and the float32 GEMM rate of this ma
 before and just after (the shape of an e5-small feed-forward product), so the encoding rate can be
 read against it. The command's own output (the per-language table, the micro average) is saved.
 
-    python benchmarks/bench_flores_runs.py --runs ten,all [--encoder e5-small] [--out DIR]
+    python benchmarks/bench_flores_runs.py --runs ten,all [--encoder e5-small] [--encoder-opt path=torch-float32] [--out DIR]
 """
 
 from __future__ import annotations
@@ -67,6 +67,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", default="ten", help="comma-separated: " + ", ".join(RUNS))
     ap.add_argument("--encoder", default="e5-small")
+    ap.add_argument("--encoder-opt", action="append", default=[], metavar="KEY=VALUE",
+                    help="passed to xsimpp eval as is (e.g. path=torch-float32 to time the reference path)")
     ap.add_argument("--split", default="devtest")
     ap.add_argument("--out", type=Path, default=None, help="folder for the commands' output (default: a temp folder)")
     args = ap.parse_args()
@@ -78,7 +80,8 @@ def main() -> int:
         env = dict(os.environ)
         # Fresh cache and results; the unpacked model folder and the negatives stay where they are.
         cmd = [sys.executable, "-m", "xsimpp", "eval", "--encoder", args.encoder, "--dataset", "flores200",
-               "--split", args.split, *RUNS[name], "--cache-dir", str(home / "cache"),
+               "--split", args.split, *RUNS[name], *[a for o in args.encoder_opt for a in ("--encoder-opt", o)],
+               "--cache-dir", str(home / "cache"),
                "--results-dir", str(home / "results")]
         for phase in ("cold", "warm"):
             g0, l0 = gemm_rate(), os.getloadavg()[0]
