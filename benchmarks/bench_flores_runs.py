@@ -11,14 +11,18 @@ Each run starts on an empty embedding cache and results store of its own (a fres
 the same command again warm. Beside each wall time: the load average before and after, the peak RSS
 of the command (``ru_maxrss`` of the child) and the float32 GEMM rate of this machine measured just
 before and just after (the shape of an e5-small feed-forward product), so the encoding rate can be
-read against it. The command's own output (the per-language table, the micro average) is saved.
+read against it. The command's own output (its records as JSON lines: errors and sentences per
+language, the signature) is saved, and with ``--json FILE`` everything lands in one file beside the
+machine it ran on (docs/performance.md's cold-run table is printed from those files by a test).
 
-    python benchmarks/bench_flores_runs.py --runs ten,all [--encoder e5-small] [--encoder-opt path=torch-float32] [--out DIR]
+    python benchmarks/bench_flores_runs.py --runs ten,all [--encoder e5-small] [--encoder-opt path=torch-float32] \
+        [--out DIR] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import subprocess
@@ -26,6 +30,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import cpu_info, git_commit
 
 TEN = "fao_Latn,kea_Latn,tpi_Latn,kik_Latn,fur_Latn,ibo_Latn,ltz_Latn,swh_Latn,zul_Latn,bem_Latn"
 RUNS = {
@@ -60,7 +67,19 @@ def timed(cmd: list[str], env: dict, log: Path) -> tuple[float, int, int]:
         code = subprocess.call(cmd, env=env, stdout=f, stderr=subprocess.STDOUT)
     wall = time.perf_counter() - t
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return wall, (peak if peak > before else before) // 1024, code
+    return wall, max(before, peak) // 1024, code
+
+
+def records(log: Path) -> list[dict]:
+    """What the command's ``--json`` printed: one record per language and metric, kept to the fields a
+    reader of the cold-run table needs (the signature names the path that made the vectors)."""
+    out = []
+    for line in log.read_text(encoding="utf-8").splitlines():
+        if line.startswith("{"):
+            r = json.loads(line)
+            out.append({"metric": r["metric"], "src_lang": r["src_lang"], "errors": r["errors"], "n": r["n"],
+                        "signature": r["signature_string"]})
+    return out
 
 
 def main() -> int:
@@ -71,7 +90,10 @@ def main() -> int:
                     help="passed to xsimpp eval as is (e.g. path=torch-float32 to time the reference path)")
     ap.add_argument("--split", default="devtest")
     ap.add_argument("--out", type=Path, default=None, help="folder for the commands' output (default: a temp folder)")
+    ap.add_argument("--json", type=Path, default=None, metavar="FILE",
+                    help="write the timings, the machine and every language's errors to FILE")
     args = ap.parse_args()
+    machine = cpu_info()
     out = args.out or Path(tempfile.mkdtemp(prefix="bench-flores-"))
     out.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -82,20 +104,32 @@ def main() -> int:
         cmd = [sys.executable, "-m", "xsimpp", "eval", "--encoder", args.encoder, "--dataset", "flores200",
                "--split", args.split, *RUNS[name], *[a for o in args.encoder_opt for a in ("--encoder-opt", o)],
                "--cache-dir", str(home / "cache"),
-               "--results-dir", str(home / "results")]
+               "--results-dir", str(home / "results"), "--json"]
         for phase in ("cold", "warm"):
             g0, l0 = gemm_rate(), os.getloadavg()[0]
             wall, rss, code = timed(cmd, env, out / f"{name}-{phase}.txt")
             g1, l1 = gemm_rate(), os.getloadavg()[0]
-            rows.append((name, phase, wall, rss, code, l0, l1, g0, g1))
+            rows.append((name, phase, wall, rss, code, l0, l1, g0, g1, records(out / f"{name}-{phase}.txt")))
             print(f"{name} {phase}: {wall:.1f} s, peak RSS {rss} MB, exit {code}, load {l0:.1f}->{l1:.1f}, "
                   f"GEMM {g0:.0f}->{g1:.0f} GFLOP/s  ({out / f'{name}-{phase}.txt'})", flush=True)
     print(f"\n{'run':5} {'phase':5} {'wall':>10} {'peak RSS':>9} {'load before/after':>18} {'GEMM GFLOP/s':>13}")
-    for name, phase, wall, rss, code, l0, l1, g0, g1 in rows:
+    for name, phase, wall, rss, code, l0, l1, g0, g1, _ in rows:
         m, s = divmod(wall, 60)
         print(f"{name:5} {phase:5} {int(m):4d} m {s:4.1f} s {rss:6d} MB {l0:8.1f} / {l1:<7.1f} {g0:6.0f}/{g1:<6.0f}"
               + ("" if code == 0 else f"  EXIT {code}"))
     print(f"\ncommand: {' '.join(cmd[2:])}\noutput: {out}")
+    if args.json:
+        from xsimpp import __version__
+        from xsimpp.textio import atomic_write_json
+
+        atomic_write_json(args.json, {
+            "version": __version__, "commit": git_commit(), **machine, "encoder": args.encoder,
+            "encoder_opt": args.encoder_opt, "split": args.split,
+            "runs": [{"run": name, "phase": phase, "wall_s": round(wall, 1), "peak_rss_mb": rss, "exit": code,
+                      "load_before": round(l0, 2), "load_after": round(l1, 2), "gemm_gflops_before": round(g0),
+                      "gemm_gflops_after": round(g1), "command": " ".join(RUNS[name]), "records": recs}
+                     for name, phase, wall, rss, code, l0, l1, g0, g1, recs in rows]})
+        print(f"json: {args.json}")
     return 0
 
 
