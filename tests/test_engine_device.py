@@ -106,6 +106,28 @@ def test_compiled_pair_similarities_equal_the_contract():
     assert np.array_equal(pair_similarities(x, y, rows, cols, threads=2), pair_similarity(x, y, rows, cols))
 
 
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("d", [384, 37, 5])  # whole lanes; a tail; fewer dimensions than lanes
+def test_device_rescoring_gives_the_contracts_bits(device, d):
+    """The device's exact similarities (float64 products summed in the fixed lane order) are
+    ``exact.pair_similarity``'s bit for bit, signed zeros included, and so the host kernels'."""
+    from xsimpp.engine.device import RESCORE_CHUNK, _pair_similarities
+    from xsimpp.engine.exact import pair_similarity
+
+    rng = np.random.default_rng(d)
+    x = rng.standard_normal((60, d)).astype(np.float32)
+    y = rng.standard_normal((80, d)).astype(np.float32)
+    x[0] = -0.0  # products of -0.0: the sum must come out +0.0 as the host's does
+    y[1] = np.float32(1e-30)  # products below float32's range, exact in float64
+    rows, cols = rng.integers(0, 60, RESCORE_CHUNK + 500), rng.integers(0, 80, RESCORE_CHUNK + 500)  # two chunks
+    rows[:3], cols[:3] = 0, (0, 1, 2)
+    got = _pair_similarities(torch, torch.from_numpy(x).to(device), torch.from_numpy(y).to(device),
+                             torch.from_numpy(rows).to(device), torch.from_numpy(cols).to(device)).cpu().numpy()
+    want = pair_similarity(x, y, rows, cols)
+    assert np.array_equal(got.view(np.int64), want.view(np.int64))
+    assert not np.signbit(got[:3]).any()
+
+
 def test_the_scaling_page_quotes_the_committed_gpu_run():
     """docs/scaling.md's GPU table and ratios are benchmarks/results/device_selection_h200.json's."""
     import json

@@ -9,10 +9,11 @@ GEMM rate that copy and that selection are the bottleneck. Here, per block of ro
 - backward: each column's k-th largest GEMM value within the block, t_c (all of the column's
   entries when the block has fewer rows than k), gives the candidates >= t_c - beta; the column's
   exact k-th so far, minus one bound, is a floor below which no entry of a later block can enter;
-- the candidates' (row, column) indices are copied back and their exact similarities computed
-  (``kernels.pair_similarities``); the rows' exact top-k and the columns' (merged with what earlier
-  blocks found) are taken back on the device, in the contract's total order (similarity desc,
-  index asc), which three stable sorts give.
+- the candidates' exact similarities are computed on the device too (``lane_dot``: float64
+  products, exact, summed in the contract's fixed lane order by elementwise adds, so the bits are
+  the host kernels'), and the rows' exact top-k and the columns' (merged with what earlier blocks
+  found) are taken there, in the contract's total order (similarity desc, index asc), which three
+  stable sorts give. Nothing but the final top-k lists crosses back to the host.
 
 The candidate sets are supersets of the exact top-k by the same argument as the CPU kernels', so
 the answers equal the CPU path's by construction: ``tests/test_engine_device.py`` checks it
@@ -24,7 +25,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from .kernels import pair_similarities
+from .exact import lane_sum
+
+# Candidate pairs rescored at a time: bounds the float64 products' memory on the device (~200 MB at d=384).
+RESCORE_CHUNK = 65536
+
+
+def lane_dot(torch, a, b):
+    """Exact similarity of row pairs ``a[i] . b[i]`` (float32 (n, d) tensors) as float64 (n,), on
+    their device, bit for bit ``exact.lane_dot``: each float32 x float32 product is exact in float64,
+    and ``exact.lane_sum`` itself sums them in the contract's fixed order with elementwise adds,
+    which round the same on every device. A reduction kernel (``sum``, ``matmul``) would pick its
+    own order, so none is used."""
+    prod = a.to(torch.float64) * b.to(torch.float64)
+    return lane_sum(prod, lambda shape: torch.zeros(shape, dtype=torch.float64, device=prod.device))
+
+
+def _pair_similarities(torch, xb, y, rows, cols):
+    """``lane_dot`` of the pairs (xb[rows[n]], y[cols[n]]), in chunks of ``RESCORE_CHUNK``."""
+    out = torch.empty(len(rows), dtype=torch.float64, device=xb.device)
+    for a in range(0, len(rows), RESCORE_CHUNK):
+        out[a : a + RESCORE_CHUNK] = lane_dot(torch, xb[rows[a : a + RESCORE_CHUNK]], y[cols[a : a + RESCORE_CHUNK]])
+    return out
 
 
 def _first_k(torch, group, sim, idx, n_groups: int, k: int):
@@ -45,7 +67,7 @@ def _first_k(torch, group, sim, idx, n_groups: int, k: int):
 
 
 def device_topk_both(x: np.ndarray, y: np.ndarray, k_fwd: int, k_bwd: int | None, bound: float, rows: int,
-                     device: str, threads: int | None = None):
+                     device: str):
     """(fwd_sim, fwd_idx, bwd_sim, bwd_idx) of unit rows ``x`` over ``y``, exact, selected on
     ``device`` block by block (``rows`` rows of x per block); ``k_bwd=None`` skips the backward top-k."""
     import torch
@@ -62,10 +84,11 @@ def device_topk_both(x: np.ndarray, y: np.ndarray, k_fwd: int, k_bwd: int | None
         col_idx = torch.full((n_y, k_bwd), -1, dtype=torch.int64, device=dev)
     for a in range(0, n_x, rows):
         b = min(n_x, a + rows)
-        block = torch.from_numpy(x[a:b]).to(dev) @ y_dev.T
+        xb = torch.from_numpy(x[a:b]).to(dev)
+        block = xb @ y_dev.T
         t = torch.topk(block, k_fwd, dim=1).values[:, -1]
         r, c = (block >= (t - beta)[:, None]).nonzero(as_tuple=True)
-        sim = torch.from_numpy(pair_similarities(x, y, a + r.cpu().numpy(), c.cpu().numpy(), threads)).to(dev)
+        sim = _pair_similarities(torch, xb, y_dev, r, c)
         top_sim, top_idx = _first_k(torch, r, sim, c, b - a, k_fwd)
         fwd_sim[a:b], fwd_idx[a:b] = top_sim.cpu().numpy(), top_idx.cpu().numpy()
         if k_bwd is None:
@@ -75,7 +98,7 @@ def device_topk_both(x: np.ndarray, y: np.ndarray, k_fwd: int, k_bwd: int | None
         # an entry below the column's exact k-th so far (minus the GEMM's error) cannot enter it
         floor = (col_sim[:, -1] - bound).to(torch.float32)
         cr, cc = (block >= torch.maximum(t_col - beta, floor)[None, :]).nonzero(as_tuple=True)
-        csim = torch.from_numpy(pair_similarities(x, y, a + cr.cpu().numpy(), cc.cpu().numpy(), threads)).to(dev)
+        csim = _pair_similarities(torch, xb, y_dev, cr, cc)
         # merge on the device, only the columns that got candidates (after the first block, fewer)
         touched = torch.unique(cc)
         held_sim, held_idx = col_sim[touched], col_idx[touched]

@@ -44,10 +44,12 @@ U64 = 2.0**-52
 TINY = 2.0**-120
 
 
-def lane_sum(products: np.ndarray) -> np.ndarray:
-    """Rows of float64 ``products`` (n, d) summed in the contract's fixed order (see module doc)."""
+def lane_sum(products: np.ndarray, zeros=np.zeros) -> np.ndarray:
+    """Rows of float64 ``products`` (n, d) summed in the contract's fixed order (see module doc).
+    Only slicing and elementwise adds, so a torch tensor on any device goes through the same code
+    (``zeros``: its allocator) and rounds the same."""
     n, d = products.shape
-    acc = np.zeros((n, LANES))
+    acc = zeros((n, LANES))
     full = d // LANES
     for c in range(full):
         acc += products[:, c * LANES : (c + 1) * LANES]

@@ -380,7 +380,7 @@ def topk_both(
         from .device import device_topk_both
 
         device = CandidateGemm(cfg).device  # the same checks of torch's float32 products
-        fwd_sim, fwd_idx, col_sim, col_idx = device_topk_both(x, y, k_fwd, k_bwd, bound, rows, device, threads)
+        fwd_sim, fwd_idx, col_sim, col_idx = device_topk_both(x, y, k_fwd, k_bwd, bound, rows, device)
         if k_bwd is None or bwd_scope == "all":
             return TopK(fwd_sim, fwd_idx, col_sim, col_idx)
         cols = np.unique(fwd_idx)

@@ -272,7 +272,7 @@ def compute_shard(src: RowSource, tgt: RowSource, plan: MiningPlan, i: int,
             # counts); the rows' lists carry over from target tile to target tile
             both_tiled_update(xs, yt, 2 * bound, bound, lists, bwd_sim[c:d], bwd_idx[c:d], cfg, col_offset=c)
         else:  # the shard x tile block stays on the device; only candidates come back
-            vals, idx, bwd_sim[c:d], bwd_idx[c:d] = device_topk_both(xs, yt, kf, kb, bound, b - a, device, threads)
+            vals, idx, bwd_sim[c:d], bwd_idx[c:d] = device_topk_both(xs, yt, kf, kb, bound, b - a, device)
             idx[idx >= 0] += c
             if fwd_sim is None:
                 fwd_sim, fwd_idx = vals, idx
