@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -70,6 +71,12 @@ def timed(cmd: list[str], env: dict, log: Path) -> tuple[float, int, int]:
     return wall, max(before, peak) // 1024, code
 
 
+def encoded(log: Path) -> int | None:
+    """How many sentences the command encoded, from its own ``cost:`` line (None when it printed none)."""
+    m = re.search(r"^cost: .*?(\d+) to encode", log.read_text(encoding="utf-8"), re.MULTILINE)
+    return int(m.group(1)) if m else None
+
+
 def records(log: Path) -> list[dict]:
     """What the command's ``--json`` printed: one record per language and metric, kept to the fields a
     reader of the cold-run table needs (the signature names the path that made the vectors)."""
@@ -109,11 +116,12 @@ def main() -> int:
             g0, l0 = gemm_rate(), os.getloadavg()[0]
             wall, rss, code = timed(cmd, env, out / f"{name}-{phase}.txt")
             g1, l1 = gemm_rate(), os.getloadavg()[0]
-            rows.append((name, phase, wall, rss, code, l0, l1, g0, g1, records(out / f"{name}-{phase}.txt")))
+            log = out / f"{name}-{phase}.txt"
+            rows.append((name, phase, wall, rss, code, l0, l1, g0, g1, encoded(log), records(log)))
             print(f"{name} {phase}: {wall:.1f} s, peak RSS {rss} MB, exit {code}, load {l0:.1f}->{l1:.1f}, "
                   f"GEMM {g0:.0f}->{g1:.0f} GFLOP/s  ({out / f'{name}-{phase}.txt'})", flush=True)
     print(f"\n{'run':5} {'phase':5} {'wall':>10} {'peak RSS':>9} {'load before/after':>18} {'GEMM GFLOP/s':>13}")
-    for name, phase, wall, rss, code, l0, l1, g0, g1, _ in rows:
+    for name, phase, wall, rss, code, l0, l1, g0, g1, _, _ in rows:
         m, s = divmod(wall, 60)
         print(f"{name:5} {phase:5} {int(m):4d} m {s:4.1f} s {rss:6d} MB {l0:8.1f} / {l1:<7.1f} {g0:6.0f}/{g1:<6.0f}"
               + ("" if code == 0 else f"  EXIT {code}"))
@@ -127,8 +135,9 @@ def main() -> int:
             "encoder_opt": args.encoder_opt, "split": args.split,
             "runs": [{"run": name, "phase": phase, "wall_s": round(wall, 1), "peak_rss_mb": rss, "exit": code,
                       "load_before": round(l0, 2), "load_after": round(l1, 2), "gemm_gflops_before": round(g0),
-                      "gemm_gflops_after": round(g1), "command": " ".join(RUNS[name]), "records": recs}
-                     for name, phase, wall, rss, code, l0, l1, g0, g1, recs in rows]})
+                      "gemm_gflops_after": round(g1), "command": " ".join(RUNS[name]), "encoded": n_enc,
+                      "records": recs}
+                     for name, phase, wall, rss, code, l0, l1, g0, g1, n_enc, recs in rows]})
         print(f"json: {args.json}")
     return 0
 
