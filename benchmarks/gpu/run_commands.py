@@ -188,6 +188,10 @@ def probe_encoder(device: str, data: Path) -> dict:
         vecs[bs] = enc.encode(probe)
     invariant = {f"batch_{bs}_equals_256": bool(np.array_equal(vecs[bs], vecs[256])) for bs in (1, 7)}
     invariant["max_abs_diff_1_vs_256"] = float(np.abs(vecs[1] - vecs[256]).max())
+    # each sentence encoded with no companion at all (its batch filled to the fixed shape by copies)
+    alone = np.stack([enc.encode([s])[0] for s in probe[:24]])
+    invariant["alone_equals_256"] = bool(np.array_equal(alone, vecs[256][:24]))
+    invariant["max_abs_diff_alone_vs_256"] = float(np.abs(alone - vecs[256][:24]).max())
     enc = create_encoder("e5-small", device=device, path="torch-float32")
     enc.encode(lines[:2000])  # warm-up: kernels, allocator
     sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)

@@ -77,7 +77,8 @@ class HFEncoder(VectorEncoder):
         if path is None:
             path = default_path(is_bundled_name(model), self.device, self.autocast)
         self.path = path
-        spec = ModelSpec(self.folder, self.layer, self.device, self.autocast, self.name, self._revision)
+        spec = ModelSpec(self.folder, self.layer, self.device, self.autocast, self.name, self._revision,
+                         max_tokens)
         self.backend = open_backend(path, spec, model_type=model_type(self.folder))
         self.frozen_encoder: HFEncoder | None = None
         if frozen is not None:

@@ -183,7 +183,7 @@ class OneAligner(PairScorer):
         if path is None:
             path = default_path(is_bundled_name(self.model_name), self.device, None)
         self.path = path
-        spec = ModelSpec(self.folder, self.layer, self.device, None, "onealigner", self._revision)
+        spec = ModelSpec(self.folder, self.layer, self.device, None, "onealigner", self._revision, max_tokens)
         self.backend = open_backend(path, spec, model_type=model_type(self.folder))
         self._memo: dict[str, list] = {}
 

@@ -50,7 +50,8 @@ class Identity:
 @dataclass(frozen=True)
 class ModelSpec:
     """What a backend runs: a model folder read at ``layer`` (the deepest any caller asks for),
-    on ``device``, for ``adapter`` (named in its messages)."""
+    on ``device``, for ``adapter`` (named in its messages), in batches of at most ``max_tokens``
+    padded tokens (on a GPU the batch shapes, and so the last bits, follow from it)."""
 
     folder: Path
     layer: int
@@ -58,6 +59,7 @@ class ModelSpec:
     autocast: str | None
     adapter: str
     weights_revision: str
+    max_tokens: int
 
 
 class Backend(ABC):

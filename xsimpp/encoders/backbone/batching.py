@@ -49,6 +49,12 @@ def bucket_width(n: int, limit: int = 512) -> int:
     return min(max(limit, n), -(-max(n, 1) // BUCKET) * BUCKET)
 
 
+def batch_rows(width: int, max_tokens: int, max_rows: int | None = None) -> int:
+    """Sentences in a full batch of ``width``: as many as ``max_tokens`` padded tokens hold, at most
+    ``max_rows``; a function of the width and the budget alone, never of the sentences at hand."""
+    return max(1, min(max_tokens // width, max_rows or max_tokens))
+
+
 def bucket_batches(lengths: Sequence[int], max_tokens: int, max_rows: int | None = None):
     """(index batch, padded width) for sentences grouped by ``bucket_width`` of their token count,
     at most ``max_tokens`` padded tokens and ``max_rows`` sentences a batch, narrowest first.
@@ -64,7 +70,7 @@ def bucket_batches(lengths: Sequence[int], max_tokens: int, max_rows: int | None
     for i, n in enumerate(lengths):
         groups.setdefault(bucket_width(n), []).append(i)
     for width in sorted(groups):
-        rows = max(1, min(max_tokens // width, max_rows or len(lengths)))
+        rows = batch_rows(width, max_tokens, max_rows)
         members = groups[width]
         for start in range(0, len(members), rows):
             yield members[start : start + rows], width
