@@ -89,6 +89,57 @@ def records(log: Path) -> list[dict]:
     return out
 
 
+def clock(seconds: float) -> str:
+    m, s = divmod(round(seconds, 1), 60)
+    return f"{int(m)} min {s:04.1f} s" if m else f"{s:.1f} s"
+
+
+def spaced(n: int) -> str:
+    """An integer with thin thousands separators, as the docs write them (19 995)."""
+    return f"{n:,}".replace(",", " ")
+
+
+def path_of(record: dict) -> str:
+    """The numeric path a record's vectors came from, as its signature names it (``enc:NAME@PATH+...``)."""
+    return record["signature"].split("|enc:", 1)[1].split("@", 1)[1].split("+", 1)[0]
+
+
+def micro(records: list[dict], metric: str) -> float | None:
+    """Error rate in % over every sentence of ``metric``'s records (None when there are none)."""
+    recs = [r for r in records if r["metric"] == metric]
+    return 100 * sum(r["errors"] for r in recs) / sum(r["n"] for r in recs) if recs else None
+
+
+def table(files: list[Path]) -> list[str]:
+    """docs/performance.md's cold-run table and its ratio lines, from ``--json`` files (in their order)."""
+    runs = [json.loads(f.read_text(encoding="utf-8")) for f in files]
+    # how many sentences a command encodes cold does not depend on the path; files written before
+    # the JSON kept the count take it from another run of the same command
+    counts = {r["command"]: r["encoded"] for run in runs for r in run["runs"] if r["phase"] == "cold" and r.get("encoded")}
+    out = [("| path | run | sentences encoded | cold | warm | peak RSS | load before → after (cold) | "
+            "GEMM GFLOP/s before → after | xsim / xsim++ micro-average |"), "|---|---|---|---|---|---|---|---|---|"]
+    cold: dict[tuple[str, str], list[float]] = {}
+    for run in runs:
+        by = {(r["run"], r["phase"]): r for r in run["runs"]}
+        for name in dict.fromkeys(r["run"] for r in run["runs"]):
+            c, w = by[(name, "cold")], by[(name, "warm")]
+            path = path_of(c["records"][0])
+            cold.setdefault((name, path), []).append(c["wall_s"])
+            rates = " / ".join(f"{v:.2f} %" for v in (micro(c["records"], m) for m in ("xsim", "xsim++")) if v is not None)
+            out.append(f"| {path} | `--langs {'all' if name == 'all' else 'ten'}` ({len(c['records']) // (2 if name == 'ten' else 1)} "
+                       f"languages) | {spaced(c.get('encoded') or counts[c['command']])} | **{clock(c['wall_s'])}** | {clock(w['wall_s'])} | "
+                       f"{c['peak_rss_mb'] / 1024:.2f} GB | {c['load_before']:.1f} → {c['load_after']:.1f} | "
+                       f"{c['gemm_gflops_before']} → {c['gemm_gflops_after']} | {rates} |")
+    out.append("")
+    for name in dict.fromkeys(n for n, _ in cold):
+        ref = cold.get((name, "torch-float32"))
+        for (n, path), walls in cold.items():
+            if n == name and path != "torch-float32" and ref:
+                shares = ", ".join(f"{100 * w / ref[0]:.1f} %" for w in walls)
+                out.append(f"- `{name}`: {path} cold / torch-float32 cold = {shares}")
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--runs", default="ten", help="comma-separated: " + ", ".join(RUNS))
@@ -99,8 +150,13 @@ def main() -> int:
     ap.add_argument("--out", type=Path, default=None, help="folder for the commands' output (default: a temp folder)")
     ap.add_argument("--json", type=Path, default=None, metavar="FILE",
                     help="write the timings, the machine and every language's errors to FILE")
+    ap.add_argument("--table", type=Path, nargs="+", metavar="JSON",
+                    help="print the docs' table of these --json files, run nothing")
     args = ap.parse_args()
-    machine = cpu_info()
+    if args.table:
+        print("\n".join(table(args.table)))
+        return 0
+    machine, commit = cpu_info(), git_commit()  # the checkout the runs start from
     out = args.out or Path(tempfile.mkdtemp(prefix="bench-flores-"))
     out.mkdir(parents=True, exist_ok=True)
     rows = []
@@ -131,7 +187,7 @@ def main() -> int:
         from xsimpp.textio import atomic_write_json
 
         atomic_write_json(args.json, {
-            "version": __version__, "commit": git_commit(), **machine, "encoder": args.encoder,
+            "version": __version__, "commit": commit, **machine, "encoder": args.encoder,
             "encoder_opt": args.encoder_opt, "split": args.split,
             "runs": [{"run": name, "phase": phase, "wall_s": round(wall, 1), "peak_rss_mb": rss, "exit": code,
                       "load_before": round(l0, 2), "load_after": round(l1, 2), "gemm_gflops_before": round(g0),

@@ -170,6 +170,10 @@ def figures(s: dict) -> str:
            f"in a batch of 256: {'yes' if e['batch_1_equals_256'] and e['batch_7_equals_256'] else 'no'} "
            f"(largest difference {e['max_abs_diff_1_vs_256']:.1e}).",
            ]
+    if "encode_s_by_max_tokens" in e:  # runs since 0.15.0: the token budget's effect
+        shares = ", ".join(f"{k} tokens {e['model_gflop'] / v / 1e3 / g['fp32_gemm_tflops']:.0%}"
+                           for k, v in e["encode_s_by_max_tokens"].items())
+        out.append(f"- The same encoding's share of the GEMM rate by token budget (`max_tokens`): {shares}.")
     if "alone_equals_256" in e:  # runs since the fixed shapes (0.15.0)
         out.append(f"- A sentence encoded alone equals its vector among 256: "
                    f"{'yes' if e['alone_equals_256'] else 'no'} (largest difference {e['max_abs_diff_alone_vs_256']:.1e}).")

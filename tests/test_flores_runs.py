@@ -1,0 +1,58 @@
+"""docs/performance.md's cold-run table ("The main job and xsim++ on FLORES-200") is printed from
+the committed ``bench_flores_runs.py --json`` files (benchmarks/results/flores_runs/, in run order),
+and those files hold what they claim: every command exited 0, each run's vectors came from the path
+its options name, the warm run encoded nothing, and the error counts are the runs' own records."""
+
+from __future__ import annotations
+
+import json
+import runpy
+import sys
+
+from conftest import REPO
+
+sys.path.insert(0, str(REPO / "benchmarks"))  # the driver imports its neighbour (machine)
+DRIVER = runpy.run_path(str(REPO / "benchmarks" / "bench_flores_runs.py"))
+FILES = sorted((REPO / "benchmarks" / "results" / "flores_runs").glob("*.json"))
+PAGE = REPO / "docs" / "performance.md"
+
+
+def test_the_docs_block_is_the_committed_runs():
+    assert FILES, "no committed cold runs"
+    block = "\n".join(DRIVER["table"](FILES))
+    page = PAGE.read_text(encoding="utf-8")
+    assert f"<!-- flores-runs -->\n{block}\n<!-- /flores-runs -->" in page, (
+        "docs/performance.md's cold-run block differs from `python benchmarks/bench_flores_runs.py --table "
+        "benchmarks/results/flores_runs/*.json`")
+
+
+def test_each_file_is_what_its_options_ran():
+    default_paths = set()
+    for f in FILES:
+        run = json.loads(f.read_text(encoding="utf-8"))
+        asked = [o.split("=", 1)[1] for o in run["encoder_opt"] if o.startswith("path=")]
+        for r in run["runs"]:
+            assert r["exit"] == 0, (f.name, r["run"], r["phase"])
+            assert r["records"], (f.name, r["run"])
+            paths = {DRIVER["path_of"](rec) for rec in r["records"]}
+            assert len(paths) == 1, paths
+            if asked:
+                assert paths == set(asked), (f.name, paths)
+            else:
+                default_paths |= paths
+            if r["phase"] == "warm":
+                assert r["encoded"] in (0, None), (f.name, r["run"])  # None: before the JSON kept the count
+            langs = {rec["src_lang"] for rec in r["records"]}
+            assert len(langs) == (10 if r["run"] == "ten" else 203 if r["run"] == "all" else len(langs))
+    assert len(default_paths) <= 1, default_paths  # the default runs all ran the same path
+
+
+def test_a_warm_run_gives_its_cold_runs_counts():
+    for f in FILES:
+        run = json.loads(f.read_text(encoding="utf-8"))
+        by = {(r["run"], r["phase"]): r for r in run["runs"]}
+        for name in {r["run"] for r in run["runs"]}:
+            def counts(phase):
+                return sorted((rec["metric"], rec["src_lang"], rec["errors"], rec["n"]) for rec in by[(name, phase)]["records"])
+
+            assert counts("cold") == counts("warm"), (f.name, name)
