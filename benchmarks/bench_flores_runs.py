@@ -5,7 +5,7 @@ Runs:
 * ``ten``: the cold ten-language xsim++ run: ``--langs fao,kea,tpi,kik,fur,ibo,ltz,swh,zul,bem
   --augmented auto`` (strict negatives, which must already be built: ``xsimpp augment flores200``);
 * ``all``: the cold xsim run of every FLORES-200 devtest language into English (``--langs all``,
-  204 sources + English: 206 448 sentences).
+  203 sources + English: 206 448 sentences).
 
 Each run starts on an empty embedding cache and results store of its own (a fresh folder), then runs
 the same command again warm. Beside each wall time: the load average before and after, the peak RSS
@@ -36,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import cpu_info, git_commit
 
 TEN = "fao_Latn,kea_Latn,tpi_Latn,kik_Latn,fur_Latn,ibo_Latn,ltz_Latn,swh_Latn,zul_Latn,bem_Latn"
+LABELS = {"ten": "ten languages, xsim + xsim++ (strict negatives)", "all": "`--langs all`, xsim (203 languages)"}
 RUNS = {
     "ten": ["--langs", TEN, "--augmented", "auto"],
     "all": ["--langs", "all"],
@@ -116,8 +117,8 @@ def table(files: list[Path]) -> list[str]:
     # how many sentences a command encodes cold does not depend on the path; files written before
     # the JSON kept the count take it from another run of the same command
     counts = {r["command"]: r["encoded"] for run in runs for r in run["runs"] if r["phase"] == "cold" and r.get("encoded")}
-    out = [("| path | run | sentences encoded | cold | warm | peak RSS | load before → after (cold) | "
-            "GEMM GFLOP/s before → after | xsim / xsim++ micro-average |"), "|---|---|---|---|---|---|---|---|---|"]
+    out = [("| path | run | sentences encoded | cold | sentences/s, cold | warm | peak RSS | load before → after (cold) | "
+            "GEMM GFLOP/s before → after | xsim / xsim++ micro-average |"), "|---|---|---|---|---|---|---|---|---|---|"]
     cold: dict[tuple[str, str], list[float]] = {}
     for run in runs:
         by = {(r["run"], r["phase"]): r for r in run["runs"]}
@@ -126,8 +127,8 @@ def table(files: list[Path]) -> list[str]:
             path = path_of(c["records"][0])
             cold.setdefault((name, path), []).append(c["wall_s"])
             rates = " / ".join(f"{v:.2f} %" for v in (micro(c["records"], m) for m in ("xsim", "xsim++")) if v is not None)
-            out.append(f"| {path} | `--langs {'all' if name == 'all' else 'ten'}` ({len(c['records']) // (2 if name == 'ten' else 1)} "
-                       f"languages) | {spaced(c.get('encoded') or counts[c['command']])} | **{clock(c['wall_s'])}** | {clock(w['wall_s'])} | "
+            n = c.get("encoded") or counts[c["command"]]
+            out.append(f"| {path} | {LABELS[name]} | {spaced(n)} | **{clock(c['wall_s'])}** | {n / c['wall_s']:.1f} | {clock(w['wall_s'])} | "
                        f"{c['peak_rss_mb'] / 1024:.2f} GB | {c['load_before']:.1f} → {c['load_after']:.1f} | "
                        f"{c['gemm_gflops_before']} → {c['gemm_gflops_after']} | {rates} |")
     out.append("")
@@ -135,8 +136,8 @@ def table(files: list[Path]) -> list[str]:
         ref = cold.get((name, "torch-float32"))
         for (n, path), walls in cold.items():
             if n == name and path != "torch-float32" and ref:
-                shares = ", ".join(f"{100 * w / ref[0]:.1f} %" for w in walls)
-                out.append(f"- `{name}`: {path} cold / torch-float32 cold = {shares}")
+                shares = ", ".join(f"{clock(w)} = {100 * w / ref[0]:.1f} %" for w in walls)
+                out.append(f"- {LABELS[name]}: {path} cold / torch-float32 cold ({clock(ref[0])}): {shares}")
     return out
 
 

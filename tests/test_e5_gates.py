@@ -50,3 +50,31 @@ def test_a_committed_paired_gate_recomputes_from_its_counts(g):
 
 def test_some_gates_file_carries_the_paired_gate():
     assert paired_gates(), "no committed gates file has the statistical (paired) gate"
+
+
+def test_the_page_quotes_the_203_language_xsimpp_runs():
+    """The prose beside the 203-language xsim++ rows is paired_xsimpp_all_<path>'s figures."""
+    import json
+
+    from conftest import REPO
+
+    results = REPO / "benchmarks" / "results" / "e5_paths"
+    page = " ".join((REPO / "docs" / "performance.md").read_text(encoding="utf-8").split())
+
+    def paired(path):
+        run = json.loads((results / f"paired_xsimpp_all_{path}_amd_2cores.json").read_text(encoding="utf-8"))
+        return run["gates"]["xsimpp-all"]["paired"]
+
+    ten = json.loads((results / "paired_openvino-int8-dynamic_amd_2cores.json").read_text(encoding="utf-8"))
+    ten = ten["gates"]["xsimpp"]["paired"]
+    dyn, static = paired("openvino-int8-dynamic"), paired("openvino-int8")
+    assert dyn["sentences"] == static["sentences"] and dyn["languages"] == 203
+    lo, hi = dyn["interval_95"]
+    assert (f"the same test over {dyn['sentences']:,} decisions instead of {ten['sentences']:,}".replace(",", " ")
+            in page)
+    assert (f"shrinks from {ten['micro_delta']:+.3f} points on the ten languages to {dyn['micro_delta']:+.3f}, "
+            f"interval [{lo:+.3f}, {hi:+.3f}]") in page
+    assert not dyn["pass"] and not dyn["significantly_worse"] and lo < 0 < hi
+    assert f"(the interval passes the bound by {hi - 0.10:.3f} points)" in page
+    slo, shi = static["interval_95"]
+    assert f"xsim++ ({static['micro_delta']:+.3f}, [{slo:+.3f}, {shi:+.3f}])" in page and shi < 0
