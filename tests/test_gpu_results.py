@@ -10,6 +10,7 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -83,3 +84,20 @@ def test_the_prose_figures_come_from_the_committed_profile_and_bundle_manifest(c
               "module calls": f"({calls:,} of them".replace(",", " ")}
     for what, text in quoted.items():
         assert text in page, f"docs/scaling.md does not quote the profile's {what}: {text!r}"
+
+
+def test_runs_that_counted_the_specials_twice_are_recounted_exactly(compare, monkeypatch):
+    """Runs before 0.16.0 added <s> and </s> to ids that held them; the recount from the totals equals
+    counting the true widths (benchmarks/encoder_flops.py) and leaves a run counted right alone."""
+    monkeypatch.syspath_prepend(str(GPU.parent))
+    from encoder_flops import gemm_flops
+
+    widths = np.random.default_rng(0).integers(3, 300, size=777)
+    dims = compare.E5_SMALL_DIMS
+    old = {"sentences": 777, "tokens": int((widths + 2).sum()), "encode_s": 2.0,
+           "model_gflop": round(gemm_flops(widths + 2, *dims) / 1e9, 1)}
+    fixed = compare.recounted(old)
+    assert fixed["tokens"] == int(widths.sum())
+    assert fixed["model_gflop"] == pytest.approx(gemm_flops(widths, *dims) / 1e9, abs=0.11)
+    right = {**old, "token_count": "ids"}
+    assert compare.recounted(right) == right

@@ -23,6 +23,23 @@ RESULTS = Path(__file__).resolve().parent.parent / "results" / "gpu"
 # Signature fields a device may change: the encoder's config names its numerics (device, CUDA, GPU
 # model), so its fingerprint differs; every other field must be equal.
 NUMERICS_FIELDS = ("encoder_fingerprint",)
+E5_SMALL_DIMS = (384, 1536, 12)  # hidden, feed-forward, layers: what runs before 0.16.0 encoded, unrecorded
+
+
+def recounted(encoder: dict | None) -> dict | None:
+    """The encoder figures of a run, with its tokens and GEMM work as ``encoder_flops`` counts them.
+    Runs before 0.16.0 (no ``token_count`` field) added each sentence's <s> and </s> to ids that
+    already held them: 2 tokens too many a sentence. Recounted exactly from the totals, since a
+    width w counted as w + 2 adds 4 h^2 + 2 h ff per token and (w + 2)^2 - w^2 = 4 w + 4 to attention."""
+    if not encoder or encoder.get("token_count") == "ids":
+        return encoder
+    h, ff, layers = E5_SMALL_DIMS
+    n, secs = encoder["sentences"], encoder["encode_s"]
+    tokens = encoder["tokens"] - 2 * n
+    extra = 2 * layers * (2 * n * (4 * h * h + 2 * h * ff) + 2 * h * (4 * tokens + 4 * n))
+    gflop = round(encoder["model_gflop"] - extra / 1e9, 1)
+    return {**encoder, "tokens": tokens, "tokens_per_s": round(tokens / secs), "model_gflop": gflop,
+            "achieved_tflops": round(gflop / secs / 1e3, 2), "token_count": "ids (recounted from a run that added 2)"}
 
 
 def read_records(folder: Path) -> dict[str, list[dict]]:
@@ -94,7 +111,7 @@ def summary() -> dict:
                "float32_equal_languages": sum(c.get(k) == v for k, v in g.items()),
                "bf16_total_minus_float32": sum(b.values()) - sum(g.values()) if b else None}
     out = {"device": run.get("gemm", {}).get("gpu"), "host": run.get("host"), "gemm": run.get("gemm"),
-           "encoder": run.get("encoder"), "commands": cmds, "fidelity": fid}
+           "encoder": recounted(run.get("encoder")), "commands": cmds, "fidelity": fid}
     cpu_run = RESULTS / "cpu" / "commands.json"
     if cpu_run.is_file() and "mine_digests" in run:
         out["mine_arrays_equal_cpu"] = json.loads(cpu_run.read_text())["mine_digests"] == run["mine_digests"]

@@ -204,16 +204,13 @@ def probe_encoder(device: str, data: Path) -> dict:
         budgets[max_tokens] = time.perf_counter() - t
     secs = budgets[4096]
     ids, _, _ = enc.tokens(lines)
-    lengths = np.array([len(i) + 2 for i in ids])  # + <s> and </s>
+    lengths = np.array([len(i) for i in ids])  # the ids hold <s> and </s> already
     tokens = int(lengths.sum())
+    from encoder_flops import dims, gemm_flops
     from xsimpp.encoders.e5_weights import ensure_folder
 
-    cfg = json.loads((ensure_folder() / "config.json").read_text())
-    h, ff, layers = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_hidden_layers"]
-    # multiply-adds per token: Q, K, V, output (4 h^2) and the feed-forward (2 h ff) in every layer,
-    # plus attention's QK^T and AV over the sentence's own length (2 h len): the GEMM work a token needs.
-    flops = 2 * layers * float(np.sum(lengths * (4 * h * h + 2 * h * ff) + 2 * h * lengths ** 2))
-    return {**invariant, "sentences": len(lines), "tokens": tokens, "encode_s": round(secs, 3),
+    flops = gemm_flops(lengths, *dims(ensure_folder()))  # the sentences' own widths, no padding
+    return {**invariant, "sentences": len(lines), "tokens": tokens, "token_count": "ids", "encode_s": round(secs, 3),
             "encode_s_by_max_tokens": {str(k): round(v, 3) for k, v in budgets.items()},
             "sentences_per_s": round(len(lines) / secs, 1), "tokens_per_s": round(tokens / secs),
             "model_gflop": round(flops / 1e9, 1), "achieved_tflops": round(flops / secs / 1e12, 2)}
