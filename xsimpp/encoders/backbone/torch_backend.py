@@ -18,7 +18,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .backend import Backend, Identity
-from .batching import batch_rows, bucket_batches, pad_batch, pad_id, tokenize
+from .batching import batch_rows, bucket_batches, pad_id, pad_rows, prefetched, tokenize
 from .layers import drop_blocks_above, hidden_layer, pool_states
 from .models import autocast_context, shared_transformer
 
@@ -124,8 +124,11 @@ class Torch(Backend):
         return int(self.model.config.hidden_size)
 
     def batches(self, ids, specials, layers, max_tokens, batch_size):
-        return run_batches(self.model, ids, specials, pad=pad_id(self.tokenizer), layers=layers, top=self.spec.layer,
-                           device=self.spec.device, autocast=self.spec.autocast, max_tokens=max_tokens,
+        # at fixed shapes the budget decides the vectors, so it is the one the identity names (the
+        # encoder's at construction), never a later value handed in here
+        budget = self.spec.max_tokens if fixed_shapes(self.spec.device) else max_tokens
+        return run_batches(self.model, ids, pad=pad_id(self.tokenizer), layers=layers, top=self.spec.layer,
+                           device=self.spec.device, autocast=self.spec.autocast, max_tokens=budget,
                            batch_size=batch_size)
 
     def pooled(self, h, att, pooling: str) -> np.ndarray:
@@ -147,22 +150,40 @@ def fixed_shapes(device: str) -> bool:
     return torch.device(device).type != "cpu"
 
 
-def run_batches(model, ids, specials, *, pad: int, layers: Sequence[int], top: int, device: str,
-                autocast: str | None, max_tokens: int, batch_size: int, fixed: bool | None = None):
+def prefetches(device: str) -> bool:
+    """Whether the host builds batches ahead of the forward passes: off the CPU, where they run on
+    the device while the host waits; on the CPU the forward passes take every core already."""
+    import torch
+
+    return torch.device(device).type != "cpu"
+
+
+def run_batches(model, ids, *, pad: int, layers: Sequence[int], top: int, device: str,
+                autocast: str | None, max_tokens: int, batch_size: int, fixed: bool | None = None,
+                prefetch: bool | None = None):
     """``Backend.batches`` of a torch model whose top layer is ``top``, under inference mode and the
     autocast, which stay on while the caller pools a batch. ``fixed`` (default: ``fixed_shapes``)
     pads every batch to its width's full row count and ignores ``batch_size``; the padding rows
-    repeat the batch's first sentence and are dropped before anything is yielded."""
+    repeat the batch's first sentence and are dropped before anything is yielded. ``prefetch``
+    (default: ``prefetches``) builds the next batches on the host in a background thread, in pinned
+    memory on CUDA, copied without blocking, so the device does not wait for the host's padding;
+    the same tensors either way."""
     import torch
 
+    dev = torch.device(device)
     fixed = fixed_shapes(device) if fixed is None else fixed
-    with torch.inference_mode(), autocast_context(autocast, device):
+    prefetch = prefetches(device) if prefetch is None else prefetch
+    pin = dev.type == "cuda"
+
+    def host_batches():
         for idx, width in bucket_batches([len(x) for x in ids], max_tokens, None if fixed else batch_size):
-            rows = [ids[i] for i in idx], [specials[i] for i in idx]
-            if fixed:
-                fill = batch_rows(width, max_tokens) - len(idx)
-                rows = rows[0] + rows[0][:1] * fill, rows[1] + rows[1][:1] * fill
-            x, att, _ = pad_batch(*rows, pad, device, width)
+            rows = batch_rows(width, max_tokens) if fixed else None
+            x, att = (torch.from_numpy(a) for a in pad_rows(ids, idx, width, pad, rows))
+            yield idx, (x.pin_memory(), att.pin_memory()) if pin else (x, att)
+
+    with torch.inference_mode(), autocast_context(autocast, device):
+        for idx, (x, att) in prefetched(host_batches()) if prefetch else host_batches():
+            x, att = x.to(dev, non_blocking=pin), att.to(dev, non_blocking=pin)
             n = len(idx)
             if list(layers) == [top]:
                 yield idx, att[:n], {top: hidden_layer(model, x, att, top)[:n]}
@@ -177,8 +198,8 @@ def pool_sentences(model, tokenizer, sentences: Sequence[str], *, layer: int, po
     """(n, hidden) float32 pooled layer-``layer`` states of a torch model at hand (a checkpoint being
     trained), batched by ``bucket_batches`` (no gradient)."""
     out = np.empty((len(sentences), int(model.config.hidden_size)), dtype=np.float32)
-    ids, specials, _ = tokenize(tokenizer, sentences, max_length=max_length, prompt=prompt)
-    for idx, att, hs in run_batches(model, ids, specials, pad=pad_id(tokenizer), layers=[layer], top=layer,
+    ids, _, _ = tokenize(tokenizer, sentences, max_length=max_length, prompt=prompt)
+    for idx, att, hs in run_batches(model, ids, pad=pad_id(tokenizer), layers=[layer], top=layer,
                                     device=device, autocast=autocast, max_tokens=max_tokens, batch_size=batch_size):
         out[idx] = pool_states(hs[layer], att, pooling).float().cpu().numpy()
         if progress:
