@@ -1,5 +1,6 @@
-"""Shared fixtures: an isolated xsimpp home per test, the real data folder, and the one rule for
-tests whose resources are missing (``missing``).
+"""Shared fixtures: an isolated xsimpp home per test, the real data folder, the one rule for
+tests whose resources are missing (``missing``), and the check of a docs section printed from
+committed files (``assert_section_is``).
 
 ``XSIMPP_REQUIRE_DATA=1`` (set by ``.ci/run``) turns a missing *data* resource -- the real data
 folder, NLTK data, the spaCy English model, things CI provides -- into a test failure with the same
@@ -92,3 +93,14 @@ def real_data() -> Path:
     if d is None:
         missing(data_dir_problem() or "real data not found", data=True)
     return d
+
+
+def assert_section_is(text: str, start: str, end: str, rows) -> None:
+    """The one ``start`` ... ``end`` section of a page ``text`` holds every non-blank line of ``rows``
+    and no other line: what a docs table printed from committed files must be."""
+    assert text.count(start) == 1, f"the page has no single {start} section"
+    section = text.split(start)[1].split(end)[0]
+    rows = [r for r in rows if r.strip()]
+    missing = [r for r in rows if r not in section]
+    assert missing == [], missing[:3]
+    assert len([r for r in section.splitlines() if r.strip()]) == len(rows), "the section holds lines no file gives"

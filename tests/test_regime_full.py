@@ -13,6 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from conftest import assert_section_is
+
 ROOT = Path(__file__).resolve().parent.parent
 FULL = runpy.run_path(str(ROOT / "benchmarks" / "regime_full.py"))
 REGIME = FULL["REGIME"]
@@ -115,12 +117,7 @@ PAGE = (ROOT / "docs" / "performance.md").read_text(encoding="utf-8")
 
 def test_the_docs_tables_are_what_the_committed_seeds_give():
     res = FULL["analyse"](FULL["RESULTS"])
-    assert PAGE.count("<!-- regime-full -->") == 1
-    section = PAGE.split("<!-- regime-full -->")[1].split("<!-- /regime-full -->")[0]
-    rows = [r for r in FULL["markdown"](res) if r.strip()]
-    missing = [r for r in rows if r not in section]
-    assert missing == [], missing[:3]
-    assert len([r for r in section.splitlines() if r.strip()]) == len(rows), "the section holds lines no file gives"
+    assert_section_is(PAGE, "<!-- regime-full -->", "<!-- /regime-full -->", FULL["markdown"](res))
 
 
 def _span(values, fmt) -> str:

@@ -15,6 +15,8 @@ from statistics import mean
 import numpy as np
 import pytest
 
+from conftest import assert_section_is
+
 ROOT = Path(__file__).resolve().parent.parent
 TIES = runpy.run_path(str(ROOT / "benchmarks" / "regime_ties.py"))
 REGIME = runpy.run_path(str(ROOT / "benchmarks" / "regime.py"))
@@ -109,12 +111,7 @@ def test_the_tie_view_counts_what_a_hand_count_counts():
 # -- the docs against the committed files ---------------------------------------------------------
 
 def test_the_docs_tie_table_is_what_the_committed_seeds_give(res):
-    assert PAGE.count("<!-- regime-ties:saturated -->") == 1
-    section = PAGE.split("<!-- regime-ties:saturated -->")[1].split("<!-- /regime-ties -->")[0]
-    rows = [r for r in TIES["markdown"](res) if r.strip()]
-    missing = [r for r in rows if r not in section]
-    assert missing == [], missing[:3]
-    assert len([r for r in section.splitlines() if r.strip()]) == len(rows), "the section holds lines no file gives"
+    assert_section_is(PAGE, "<!-- regime-ties:saturated -->", "<!-- /regime-ties -->", TIES["markdown"](res))
     # the "ties as errors" column is the accuracy the regime tables above print (same pairs, same rule)
     first = REGIME["analyse_study"](SATURATED.results / "seed0" / "near0", SATURATED.start_label)
     for view in ("with_start", "without_start"):

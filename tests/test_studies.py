@@ -12,6 +12,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from conftest import assert_section_is
+
 ROOT = Path(__file__).resolve().parent.parent
 STUDIES = runpy.run_path(str(ROOT / "benchmarks" / "studies.py"))
 # each table, the page that quotes it and the studies it reads
@@ -61,12 +63,7 @@ def test_the_docs_quote_what_the_committed_folders_give(table):
     for name in names:
         assert (STUDIES["folder"](name) / "config.toml").is_file(), f"{name} is not committed: the docs' table has no source"
     text = (ROOT / page).read_text(encoding="utf-8")
-    assert text.count(f"<!-- study:{table} -->") == 1, f"{page} has no <!-- study:{table} --> section"
-    section = text.split(f"<!-- study:{table} -->")[1].split("<!-- /study -->")[0]
-    rows = [r for r in STUDIES["TABLES"][table]() if r.strip()]
-    missing = [r for r in rows if r not in section]
-    assert missing == [], missing[:3]
-    assert len([r for r in section.splitlines() if r.strip()]) == len(rows), "the section holds lines no file gives"
+    assert_section_is(text, f"<!-- study:{table} -->", "<!-- /study -->", STUDIES["TABLES"][table]())
 
 
 def test_a_cell_is_the_rankings_accuracy_ci_and_p_against_the_best():
