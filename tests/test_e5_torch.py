@@ -131,6 +131,9 @@ def test_the_identity_names_fixed_shapes_and_their_budget_off_the_cpu_only(folde
 
     assert numerics("meta").endswith("-fixed-shapes-2048-tokens")
     assert "fixed-shapes" not in numerics("cpu")
+    # at fixed shapes the runner pools a task's sides (tests/test_pooled_sides.py); on the CPU, side by side
+    assert [Torch("torch-float32", ModelSpec(folder, -1, d, None, "hf", "r", 2048)).pools_sides
+            for d in ("meta", "cpu")] == [True, False]
 
 
 _BATCH_PROBE = """

@@ -187,6 +187,10 @@ def weights_digest(module) -> str:
 
 class VectorEncoder(Encoder):
     kind = "vector"
+    # True when the encoder's vectors cannot depend on which sentences share its calls (fixed shapes)
+    # and it runs best on many sentences at once: the runner then encodes every side of a task in
+    # one pool of length-sorted chunks (``tasks.base.prefill_local``) instead of side by side.
+    pools_sides = False
 
     @abstractmethod
     def encode(self, sentences: Sequence[str], *, lang: str | None = None,

@@ -85,6 +85,10 @@ class HFEncoder(VectorEncoder):
             self._load_frozen(frozen, batch_size=batch_size, device=device, max_length=max_length, autocast=autocast,
                               max_tokens=max_tokens, path=self.path)
 
+    @property
+    def pools_sides(self) -> bool:
+        return self.backend.pools_sides
+
     def tokens(self, sentences: Sequence[str]):
         """(ids, special-token masks, prompt token counts) of ``sentences`` with this encoder's prompt."""
         return tokenize(self.backend.tokenizer, sentences, max_length=self.max_length, prompt=self.prompt)

@@ -403,25 +403,43 @@ def encode_chunk(factory: Callable[[], Encoder], fingerprint: str, job: tuple[st
     return np.asarray(enc.encode(texts, lang=lang), dtype=np.float32)
 
 
-def prefill_cache(encoder: Encoder, sides: Sequence[tuple[str, Sequence[str]]], cache, executor,
-                  factory: Callable[[], Encoder], *, chunk_size: int = CHUNK_SIZE,
-                  progress: Callable[[int], None] | None = None) -> int:
-    """Encode what ``cache`` lacks for ``sides`` (language, sentences) through ``executor.map``
-    (one task per encoder x language x chunk) and store it, checked, in ``cache``. The chunks are
-    exactly those a sequential run of the same sides would give the encoder (``pending_chunks``,
-    in the same order), so a deterministic encoder gives the very same vectors; every chunk is
-    committed as it arrives (an interrupted run keeps them). Returns the number encoded."""
-    import functools
-
+def pending_jobs(encoder: Encoder, sides: Sequence[tuple[str, Sequence[str]]], cache, *, chunk_size: int = CHUNK_SIZE,
+                 pooled: bool = False, progress: Callable[[int], None] | None = None) -> list[tuple[str, str, list]]:
+    """(cache language, language, chunk) for every chunk of ``sides`` that ``cache`` lacks: side by
+    side, exactly the chunks a sequential run would encode (``pending_chunks``), or, ``pooled``, the
+    sides that share a cache language in one pool, sorted by length across them (a language-agnostic
+    encoder then gets chunks of similar lengths from every language at once)."""
     planned: dict[str, set[str]] = {}
+    pools: dict[str, tuple[str, list[str], list[str]]] = {}
     jobs = []
     for lang, sentences in sides:
         key_lang = cache_lang(encoder, lang)
         keys = [sentence_key(s) for s in sentences]
         have = cache.get_many(keys, key_lang)
         report_cached(progress, sum(1 for k in keys if k in have))
+        if pooled:  # the side's missing sentences join its cache language's pool
+            pool = pools.setdefault(key_lang, (lang, [], []))
+            pool[1].extend(k for k in keys if k not in have)
+            pool[2].extend(s for k, s in zip(keys, sentences) if k not in have)
+            continue
         for chunk in pending_chunks(keys, sentences, have, chunk_size, planned.setdefault(key_lang, set())):
             jobs.append((key_lang, lang, chunk))
+    for key_lang, (lang, keys, sentences) in pools.items():
+        jobs += [(key_lang, lang, chunk) for chunk in pending_chunks(keys, sentences, set(), chunk_size)]
+    return jobs
+
+
+def prefill_cache(encoder: Encoder, sides: Sequence[tuple[str, Sequence[str]]], cache, executor,
+                  factory: Callable[[], Encoder], *, chunk_size: int = CHUNK_SIZE,
+                  progress: Callable[[int], None] | None = None) -> int:
+    """Encode what ``cache`` lacks for ``sides`` (language, sentences) through ``executor.map``
+    (one task per encoder x language x chunk) and store it, checked, in ``cache``. The chunks are
+    exactly those a sequential run of the same sides would give the encoder (``pending_jobs``,
+    in the same order), so a deterministic encoder gives the very same vectors; every chunk is
+    committed as it arrives (an interrupted run keeps them). Returns the number encoded."""
+    import functools
+
+    jobs = pending_jobs(encoder, sides, cache, chunk_size=chunk_size, progress=progress)
     work = functools.partial(encode_chunk, factory, encoder.fingerprint)
     n_new = 0
     results = executor.map(work, [(lang, [s for _, s in chunk]) for _, lang, chunk in jobs])
@@ -430,4 +448,19 @@ def prefill_cache(encoder: Encoder, sides: Sequence[tuple[str, Sequence[str]]], 
         n_new += len(chunk)
         if progress:
             progress(len(chunk))
+    return n_new
+
+
+def prefill_local(encoder: Encoder, sides: Sequence[tuple[str, Sequence[str]]], cache, *,
+                  chunk_size: int = CHUNK_SIZE, progress: Callable[[int], None] | None = None) -> int:
+    """Encode what ``cache`` lacks for ``sides`` in this process, the sides pooled
+    (``pending_jobs(pooled=True)``): for an encoder that ``pools_sides`` (its vectors do not depend
+    on their companions), so the vectors are those of a side-by-side run. Each chunk is committed
+    as it is encoded. Returns the number encoded."""
+    n_new = 0
+    for key_lang, lang, chunk in pending_jobs(encoder, sides, cache, chunk_size=chunk_size, pooled=True,
+                                              progress=progress):
+        vecs = encoder.encode([s for _, s in chunk], lang=lang, progress=progress)
+        cache.put_many(checked_chunk(encoder, chunk, vecs), key_lang)
+        n_new += len(chunk)
     return n_new

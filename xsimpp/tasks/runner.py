@@ -26,7 +26,8 @@ from ..cache import MemoryCache, is_cache_object, open_cache
 from ..encoders.base import check_device
 from ..errors import BadInputError
 from ..results import ResultRecord, ResultStore, Results
-from .base import IntervalSettings, Task, TaskReport, check_knob_bounds, check_knob_types, knob_names, prefill_cache
+from .base import (IntervalSettings, Task, TaskReport, check_knob_bounds, check_knob_types, knob_names, prefill_cache,
+                   prefill_local)
 from .cost import EncodeClock, cached_count, cost_line, read_rate, write_rate
 from .intervals import add_intervals
 
@@ -291,15 +292,7 @@ def run_prepared(task: Task, encoder, data, settings, run: RunOptions) -> Result
     return Results(report.records, report)
 
 
-def _evaluate(task: Task, enc, spec, data, settings, ctx: RunContext, sides) -> TaskReport:
-    """The task, after a Ray prefill of its sides when ``ray`` is given: each worker builds the
-    encoder from its registered name and the cluster fills the cache with exactly the chunks a
-    sequential run would encode, so the task then reads every vector and its results are the same."""
-    ray = ctx.run.ray
-    if ray and enc.kind != "vector":
-        log.warning("--ray distributes vector encoders; %s scores sentence pairs, so it runs in this process", enc.id)
-    if not ray or enc.kind != "vector":
-        return task.evaluate(enc, data, settings, ctx)
+def _prefill_on_ray(enc, spec, sides, ctx: RunContext) -> int:
     if not isinstance(spec, str):
         raise BadInputError("--ray needs a registered encoder name: each worker builds its own copy of the "
                             "encoder from the name and options")
@@ -307,13 +300,30 @@ def _evaluate(task: Task, enc, spec, data, settings, ctx: RunContext, sides) -> 
     from ..encoders import create_encoder
 
     factory = functools.partial(create_encoder, spec, **(ctx.run.options or {}))
-    if ctx.cache is None:
-        ctx.cache = MemoryCache()
-    ex = RayExecutor(ray)
+    ex = RayExecutor(ctx.run.ray)
     try:
-        n_new = prefill_cache(enc, sides, ctx.cache, ex, factory, progress=ctx.progress)
+        return prefill_cache(enc, sides, ctx.cache, ex, factory, progress=ctx.progress)
     finally:
         ex.close()
+
+
+def _evaluate(task: Task, enc, spec, data, settings, ctx: RunContext, sides) -> TaskReport:
+    """The task, after a prefill of its sides: on Ray when ``ray`` is given (each worker builds the
+    encoder from its registered name and the cluster fills the cache with exactly the chunks a
+    sequential run would encode), or here, the sides pooled, when the encoder ``pools_sides``
+    (a fixed-shape encoder on a GPU); the task then reads every vector and its results are the same."""
+    ray = ctx.run.ray
+    if ray and enc.kind != "vector":
+        log.warning("--ray distributes vector encoders; %s scores sentence pairs, so it runs in this process", enc.id)
+    pooled = not ray and enc.kind == "vector" and bool(getattr(enc, "pools_sides", False))
+    if not pooled and (not ray or enc.kind != "vector"):
+        return task.evaluate(enc, data, settings, ctx)
+    if ctx.cache is None:
+        ctx.cache = MemoryCache()
+    if pooled:  # every side in one pool of length-sorted chunks, in this process
+        n_new = prefill_local(enc, sides, ctx.cache, progress=ctx.progress)
+    else:
+        n_new = _prefill_on_ray(enc, spec, sides, ctx)
     ctx.progress = lambda n: None
     report = task.evaluate(enc, data, settings, ctx)
     report.n_cached -= n_new

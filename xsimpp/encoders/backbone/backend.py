@@ -103,6 +103,12 @@ class Backend(ABC):
     def to_numpy(self, h: Any) -> np.ndarray:
         """Token states as a float32 numpy array."""
 
+    @property
+    def pools_sides(self) -> bool:
+        """Whether an encoder on this backend should encode a task's sides in one pool
+        (``VectorEncoder.pools_sides``): no backend but the torch one off the CPU asks it."""
+        return False
+
 
 def backend_paths(adapter: str) -> tuple[str, ...]:
     """The ``path=`` values ``adapter`` takes: its own backends first, then the general ones."""
