@@ -101,3 +101,16 @@ def test_runs_that_counted_the_specials_twice_are_recounted_exactly(compare, mon
     assert fixed["model_gflop"] == pytest.approx(gemm_flops(widths, *dims) / 1e9, abs=0.11)
     right = {**old, "token_count": "ids"}
     assert compare.recounted(right) == right
+
+
+def test_the_fixed_shape_padding_sentence_is_the_committed_count(compare, monkeypatch):
+    monkeypatch.syspath_prepend(str(GPU.parent))
+    spec = importlib.util.spec_from_file_location("fixed_shape_padding", GPU.parent / "fixed_shape_padding.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    counts = json.loads((compare.RESULTS / "fixed_shape_padding.json").read_text(encoding="utf-8"))
+    from xsimpp.tasks.base import POOL_CHUNK_SIZE
+
+    assert counts["pool_chunk_size"] == POOL_CHUNK_SIZE  # the count is of the chunks the runner makes
+    page = (ROOT / "docs" / "scaling.md").read_text(encoding="utf-8")
+    assert f"<!-- fixed-shape-padding -->\n{mod.line(counts)}\n<!-- /fixed-shape-padding -->" in page
