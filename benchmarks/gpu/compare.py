@@ -191,6 +191,11 @@ def figures(s: dict) -> str:
         shares = ", ".join(f"{k} tokens {e['model_gflop'] / v / 1e3 / g['fp32_gemm_tflops']:.0%}"
                            for k, v in e["encode_s_by_max_tokens"].items())
         out.append(f"- The same encoding's share of the GEMM rate by token budget (`max_tokens`): {shares}.")
+    if e.get("profile", {}).get("device_busy_share") is not None:  # runs since 0.16.0
+        pr = e["profile"]
+        out.append(f"- Under torch's profiler, {pr['sentences']} sentences at the default budget: the GPU's kernels "
+                   f"were busy {pr['device_busy_s']} s of {pr['wall_s']} s ({pr['device_busy_share']:.0%}); the rest it "
+                   f"waited on the host.")
     if "alone_equals_256" in e:  # runs since the fixed shapes (0.15.0)
         out.append(f"- A sentence encoded alone equals its vector among 256: "
                    f"{'yes' if e['alone_equals_256'] else 'no'} (largest difference {e['max_abs_diff_alone_vs_256']:.1e}).")

@@ -172,7 +172,7 @@ def run_one(name: str, argv: list[str], env: dict, out: Path, timeout_s: float) 
     return row
 
 
-def probe_encoder(device: str, data: Path) -> dict:
+def probe_encoder(device: str, data: Path, out: Path | None = None) -> dict:
     """e5-small on the device: are a sentence's float32 vectors the same in any batch, and how fast
     does it encode FLORES devtest (24 languages + English) once the model is loaded."""
     import torch
@@ -203,6 +203,7 @@ def probe_encoder(device: str, data: Path) -> dict:
         sync()
         budgets[max_tokens] = time.perf_counter() - t
     secs = budgets[4096]
+    profile = profile_encoding(device, lines[:4000], out) if out else None
     ids, _, _ = enc.tokens(lines)
     lengths = np.array([len(i) for i in ids])  # the ids hold <s> and </s> already
     tokens = int(lengths.sum())
@@ -213,7 +214,37 @@ def probe_encoder(device: str, data: Path) -> dict:
     return {**invariant, "sentences": len(lines), "tokens": tokens, "token_count": "ids", "encode_s": round(secs, 3),
             "encode_s_by_max_tokens": {str(k): round(v, 3) for k, v in budgets.items()},
             "sentences_per_s": round(len(lines) / secs, 1), "tokens_per_s": round(tokens / secs),
-            "model_gflop": round(flops / 1e9, 1), "achieved_tflops": round(flops / secs / 1e12, 2)}
+            "model_gflop": round(flops / 1e9, 1), "achieved_tflops": round(flops / secs / 1e12, 2),
+            **({"profile": profile} if profile else {})}
+
+
+def profile_encoding(device: str, lines: list[str], out: Path) -> dict:
+    """One encode of ``lines`` at the default budget under torch's profiler: how much of its wall
+    time the device's kernels were busy (the rest the device waited on the host), and the kernels
+    and host calls that took the most (the table in OUT/logs/encode_profile.txt)."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    from xsimpp.encoders import create_encoder
+
+    cuda = device.startswith("cuda")
+    enc = create_encoder("e5-small", device=device, path="torch-float32")
+    enc.encode(lines[:500])  # warm-up outside the trace
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+    with profile(activities=activities) as prof:
+        t = time.perf_counter()
+        enc.encode(lines)
+        sync()
+        wall = time.perf_counter() - t
+    events = prof.key_averages()
+    busy = sum(e.self_device_time_total for e in events) / 1e6 if cuda else None  # microseconds
+    sort = "self_cuda_time_total" if cuda else "self_cpu_time_total"
+    (out / "logs").mkdir(parents=True, exist_ok=True)
+    (out / "logs" / "encode_profile.txt").write_text(events.table(sort_by=sort, row_limit=25) + "\n", encoding="utf-8")
+    return {"sentences": len(lines), "wall_s": round(wall, 3),
+            "device_busy_s": None if busy is None else round(busy, 3),
+            "device_busy_share": None if busy is None else round(busy / wall, 3)}
 
 
 def gemm_rate(device: str) -> dict:
@@ -288,7 +319,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.device.startswith("cuda"):
         result["gemm"] = gemm_rate(args.device)
     if not args.skip_probe:
-        result["encoder"] = probe_encoder(args.device, args.data.resolve())
+        result["encoder"] = probe_encoder(args.device, args.data.resolve(), out)
         print(json.dumps(result["encoder"]), flush=True)
     (out / "commands.json").write_text(json.dumps(result, indent=1) + "\n", encoding="utf-8")
     print(f"{sum(r['rc'] == 0 for r in rows)} of {len(rows)} commands exited 0")
