@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from machine import cpu_info
-from xsimpp.engine import EngineConfig, normalize, topk_both
+from xsimpp.engine import EngineConfig, hold_rows, normalize, topk_both
 from xsimpp.engine.knn import block_rows_for
 
 import bounds  # benchmarks/bounds.py: the bounds of every number typed here
@@ -76,6 +76,12 @@ def main(argv: list[str] | None = None) -> None:
                           args.repeats, sync)
             results[name] = res
             run[f"{name} s"] = round(t, 4)
+        # the targets held on the device (engine.hold_rows), as xsim holds them across languages: no copy a call
+        dev_cfg = configs[f"torch {args.device} gemm, device selection"]
+        held = hold_rows(y, dev_cfg)
+        t, results["held targets"] = best(lambda: topk_both(x, held, k_fwd=args.k, k_bwd=args.k, unit=True,
+                                                            config=dev_cfg), args.repeats, sync)
+        run[f"torch {args.device} gemm, device selection, targets held s"] = round(t, 4)
         ref = results["numpy gemm, cpu selection"]
         run["identical"] = all(np.array_equal(getattr(ref, f), getattr(r, f))
                                for r in results.values() for f in ("fwd_sim", "fwd_idx", "bwd_sim", "bwd_idx"))

@@ -165,3 +165,60 @@ def test_the_scaling_page_quotes_the_committed_gpu_mining_runs():
             f"and {both['device_s']} s with the H200 ({both['speed_up']}x, every mined array identical)") in page
     assert (f"1M x 1M in {big['device_s']} s** ({big['shards']} shards, peak RSS "
             f"{big['peak_rss_bytes'] / 2**30:.2f} GiB, of which {2 * big['n'] * big['dim'] * 4 / 2**30:.2f} GiB") in page
+
+
+# -- rows held on the device across searches (DeviceRows) -------------------------------------------
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_held_rows_give_the_searches_and_xsim_of_the_arrays(device):
+    from xsimpp.engine import DeviceRows, hold_rows
+    from xsimpp.scoring import xsim
+
+    rng = np.random.default_rng(3)
+    x_raw = rng.standard_normal((120, 24)).astype(np.float32)
+    y_raw = rng.standard_normal((400, 24)).astype(np.float32)
+    y_raw[:120] = x_raw + 0.3 * rng.standard_normal((120, 24)).astype(np.float32)  # gold first
+    y_raw[200:205] = y_raw[7]  # ties
+    cfg = EngineConfig(block_bytes=40 * 400 * 4, gemm="torch", device=device, selection="device")
+    held = hold_rows(y_raw, cfg)
+    assert isinstance(held, DeviceRows) and len(held) == 400
+    x, y = normalize(x_raw), normalize(y_raw)
+    cpu = topk_both(x, y, k_fwd=4, k_bwd=4, unit=True)
+    for xs, unit in ((x, True), (x_raw, False)):  # raw sources are normalised, as margin_knn would
+        same(topk_both(xs, held, k_fwd=4, k_bwd=4, unit=unit, config=cfg), cpu)
+    for margin in ("ratio", "distance", "absolute"):
+        a = margin_knn(x_raw, y_raw, margin=margin, k=4, backward=True)
+        b = margin_knn(x_raw, held, margin=margin, k=4, backward=True, config=cfg)
+        for f in ("fwd_sim", "fwd_idx", "fwd_score", "bwd_idx", "bwd_score", "avg_x"):
+            assert np.array_equal(getattr(a, f), getattr(b, f)), (margin, f)
+        assert (a.avg_y is None and b.avg_y is None) or np.array_equal(a.avg_y, b.avg_y, equal_nan=True)
+    errtypes = {str(j): "negative" for j in range(120, 400)}
+    texts = [f"t{j}" for j in range(400)]
+    want = xsim(x_raw, y_raw, k=4, tgt_text=texts, errtypes={"0": errtypes})
+    got = xsim(x_raw, held, k=4, tgt_text=texts, errtypes={"0": errtypes}, config=cfg)
+    assert (got.errors, got.n, got.error_types) == (want.errors, want.n, want.error_types)
+    # the rows were copied: writing to the array they came from changes nothing, and the host copy is read-only
+    y_raw[:] = 0
+    same(topk_both(x, held, k_fwd=4, k_bwd=4, unit=True, config=cfg), cpu)
+    with pytest.raises(ValueError):
+        held.host[0, 0] = 1
+
+
+def test_held_rows_are_refused_where_they_cannot_be_searched():
+    from xsimpp.engine import DeviceRows, hold_rows
+    from xsimpp.errors import BadInputError
+
+    x, y = data(2, 20, 130)
+    assert hold_rows(y, EngineConfig()) is y  # the CPU engine: nothing to hold
+    held = DeviceRows(y, "cpu")
+    with pytest.raises(BadInputError, match="need selection on that device"):
+        topk_both(x, held, k_fwd=2, unit=True)
+    with pytest.raises(BadInputError, match="not with a similarity matrix"):
+        topk_both(x, held, similarity=x @ y.T, k_fwd=2, config=EngineConfig(gemm="torch", device="cpu",
+                                                                           selection="device"))
+    with pytest.raises(BadInputError, match="but the engine selects on"):
+        topk_both(x, DeviceRows(y, "meta"), k_fwd=2, unit=True,
+                  config=EngineConfig(gemm="torch", device="cpu", selection="device"))
+    with pytest.raises(BadInputError, match="normalize_vectors=False"):
+        margin_knn(x, held, k=2, normalize_vectors=False, config=EngineConfig(gemm="torch", device="cpu",
+                                                                          selection="device"))

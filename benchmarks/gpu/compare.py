@@ -201,7 +201,10 @@ def figures(s: dict) -> str:
                    f"{'yes' if e['alone_equals_256'] else 'no'} (largest difference {e['max_abs_diff_alone_vs_256']:.1e}).")
     for shape, r in sel.items():
         ms = r["torch cuda gemm, device selection s"] * 1e3
-        out.append(f"- Exact top-4 both ways, {shape}, selection on the device: {ms:.1f} ms against "
+        held = r.get("torch cuda gemm, device selection, targets held s")  # runs since 0.16.0
+        held_text = (f" ({held * 1e3:.1f} ms with the targets held on the device, {held * 1e3 / bound_ms(shape):.0f}x)"
+                     if held is not None else "")
+        out.append(f"- Exact top-4 both ways, {shape}, selection on the device: {ms:.1f} ms{held_text} against "
                    f"{bound_ms(shape):.2f} ms of GEMM at that rate ({ms / bound_ms(shape):.0f}x); outputs identical "
                    f"to the CPU engine's: {'yes' if r['identical'] else 'no'}.")
     out.append(f"- Mining {m['n']} x {m['n']} x {m['dim']} both ways (`bench_mine_device.py --only device`, "

@@ -6,10 +6,12 @@ compiled selection; ``knn`` the in-memory engine (both directions in one pass, m
 the engine never imports encoders, datasets, tasks or the CLI.
 """
 
+from .device import DeviceRows
 from .exact import normalize
 from .knn import (DEFAULT_MARGIN, MARGINS, EngineConfig, MarginKNN, TopK, check_k, check_margin,
-                  check_vectors_or_similarity, margin_knn, margin_scores, nearest_neighbors, pair_similarity, topk_both)
+                  check_vectors_or_similarity, hold_rows, margin_knn, margin_scores, nearest_neighbors, pair_similarity,
+                  topk_both)
 
-__all__ = ["DEFAULT_MARGIN", "EngineConfig", "MARGINS", "MarginKNN", "TopK", "check_k", "check_margin",
-           "check_vectors_or_similarity", "margin_knn", "margin_scores", "nearest_neighbors", "normalize", "pair_similarity",
-           "topk_both"]
+__all__ = ["DEFAULT_MARGIN", "DeviceRows", "EngineConfig", "MARGINS", "MarginKNN", "TopK", "check_k", "check_margin",
+           "check_vectors_or_similarity", "hold_rows", "margin_knn", "margin_scores", "nearest_neighbors", "normalize",
+           "pair_similarity", "topk_both"]

@@ -31,6 +31,35 @@ from .exact import lane_sum
 RESCORE_CHUNK = 65536
 
 
+class DeviceRows:
+    """Unit rows held on a device across searches: normalised once on the host (``exact.normalize``,
+    the bits every search would compute itself), copied to the device once, then passed as ``y`` to
+    ``topk_both``, ``margin_knn`` or ``xsim`` with selection on that device as often as wanted, with
+    no further copy (the copies to the device took 9 of the xsim++ shape's 26 ms on an H100). The
+    host keeps a read-only copy for the exact work done there (the gold pairs' similarities), so a
+    later write to the array the rows came from changes neither: an explicit handle, where a cache
+    keyed by an array's identity could serve stale rows after an in-place write. Build it with
+    ``knn.hold_rows``, which checks the engine's configuration."""
+
+    def __init__(self, rows: np.ndarray, device, *, name: str = "target embeddings", threads: int | None = None):
+        import torch
+
+        from .exact import normalize
+
+        host = normalize(rows, name, threads)  # a new array: nothing else writes to it
+        self.device = torch.device(device)
+        self.tensor = torch.from_numpy(host).to(self.device)
+        host.setflags(write=False)
+        self.host = host
+
+    def __len__(self) -> int:
+        return len(self.host)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.host.shape
+
+
 def lane_dot(torch, a, b):
     """Exact similarity of row pairs ``a[i] . b[i]`` (float32 (n, d) tensors) as float64 (n,), on
     their device, bit for bit ``exact.lane_dot``: each float32 x float32 product is exact in float64,
@@ -68,14 +97,15 @@ def _first_k(torch, group, sim, idx, n_groups: int, k: int):
 
 def device_topk_both(x: np.ndarray, y: np.ndarray, k_fwd: int, k_bwd: int | None, bound: float, rows: int,
                      device: str):
-    """(fwd_sim, fwd_idx, bwd_sim, bwd_idx) of unit rows ``x`` over ``y``, exact, selected on
-    ``device`` block by block (``rows`` rows of x per block); ``k_bwd=None`` skips the backward top-k."""
+    """(fwd_sim, fwd_idx, bwd_sim, bwd_idx) of unit rows ``x`` over ``y`` (an array, or a tensor on
+    ``device`` already: ``DeviceRows.tensor``), exact, selected on ``device`` block by block (``rows``
+    rows of x per block); ``k_bwd=None`` skips the backward top-k."""
     import torch
 
     beta = 2 * bound
     dev = torch.device(device)
     n_x, n_y = len(x), len(y)
-    y_dev = torch.from_numpy(y).to(dev)
+    y_dev = y if torch.is_tensor(y) else torch.from_numpy(y).to(dev)
     fwd_sim = np.empty((n_x, k_fwd))
     fwd_idx = np.empty((n_x, k_fwd), np.int64)
     col_sim = col_idx = None  # the columns' exact top-k so far, kept on the device

@@ -19,6 +19,7 @@ from typing import Callable, Iterator
 import numpy as np
 
 from ..errors import BadInputError
+from .device import DeviceRows
 from .exact import gemm_error, max_norm, normalize
 
 MARGINS = ("ratio", "distance", "absolute")
@@ -330,6 +331,28 @@ def _rows_in(a: np.ndarray, name: str, checked: bool) -> np.ndarray:
     return a
 
 
+def hold_rows(rows: np.ndarray, config: EngineConfig | None, name: str = "target embeddings"):
+    """``rows`` as ``DeviceRows`` on the configuration's device when it selects there (so repeated
+    searches against them copy nothing), else the rows unchanged."""
+    cfg = config or EngineConfig()
+    if not cfg.selects_on_device():
+        return rows
+    return DeviceRows(rows, CandidateGemm(cfg).device, name=name, threads=cfg.threads)
+
+
+def _check_held(held: DeviceRows, cfg: EngineConfig, similarity) -> None:
+    import torch
+
+    if similarity is not None:
+        raise BadInputError("give rows held on a device (DeviceRows) as y with vectors x, not with a similarity matrix")
+    if not cfg.selects_on_device():
+        raise BadInputError(f"rows held on {held.device} (DeviceRows) need selection on that device: "
+                            f"EngineConfig(gemm='torch', device='{held.device}', selection='device')")
+    dev = torch.device(CandidateGemm(cfg).device)
+    if (dev.type, dev.index or 0) != (held.device.type, held.device.index or 0):
+        raise BadInputError(f"rows held on {held.device} (DeviceRows), but the engine selects on {dev}")
+
+
 def topk_both(
     x: np.ndarray | None = None,
     y: np.ndarray | None = None,
@@ -356,6 +379,11 @@ def topk_both(
     cfg = config or EngineConfig()
     if bwd_scope not in BWD_SCOPES:
         raise BadInputError(f"bwd_scope must be one of {', '.join(BWD_SCOPES)}, got '{bwd_scope}'")
+    held = y if isinstance(y, DeviceRows) else None
+    if held is not None:  # unit rows on the device already: cosine, selected there
+        _check_held(held, cfg, similarity)
+        x = x if unit else normalize(x, "source embeddings", cfg.threads)
+        y, unit = held.host, True
     sim = check_vectors_or_similarity(x, y, similarity)
     if sim is not None:
         if not np.isfinite(sim).all():
@@ -380,7 +408,8 @@ def topk_both(
         from .device import device_topk_both
 
         device = CandidateGemm(cfg).device  # the same checks of torch's float32 products
-        fwd_sim, fwd_idx, col_sim, col_idx = device_topk_both(x, y, k_fwd, k_bwd, bound, rows, device)
+        fwd_sim, fwd_idx, col_sim, col_idx = device_topk_both(x, held.tensor if held is not None else y, k_fwd, k_bwd,
+                                                              bound, rows, device)
         if k_bwd is None or bwd_scope == "all":
             return TopK(fwd_sim, fwd_idx, col_sim, col_idx)
         cols = np.unique(fwd_idx)
@@ -561,10 +590,13 @@ def margin_knn(
     check_margin(margin)
     similarity = check_vectors_or_similarity(x, y, similarity)
     if similarity is None:
+        if isinstance(y, DeviceRows) and not normalize_vectors:
+            raise BadInputError("rows held on a device (DeviceRows) are unit rows: their scores are cosines, so "
+                                "normalize_vectors=False does not apply to them")
         if normalize_vectors and not unit:
             threads = (config or EngineConfig()).threads
             x = normalize(x, "source embeddings", threads)
-            y = normalize(y, "target embeddings", threads)
+            y = y if isinstance(y, DeviceRows) else normalize(y, "target embeddings", threads)
             unit = True
     if margin == "absolute":
         top = topk_both(x, y, similarity=similarity, k_fwd=1, k_bwd=1 if backward else None, unit=unit, config=config)

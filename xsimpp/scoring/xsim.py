@@ -16,7 +16,7 @@ from typing import Mapping, Sequence
 import numpy as np
 
 from ..errors import BadInputError
-from ..engine import DEFAULT_MARGIN, EngineConfig, margin_knn, normalize, pair_similarity
+from ..engine import DEFAULT_MARGIN, DeviceRows, EngineConfig, margin_knn, normalize, pair_similarity
 
 MODES = ("text", "index")
 MISALIGNED = "Misaligned"
@@ -103,7 +103,9 @@ def xsim(
     """xsim (targets = gold translations) or xsim++ (targets = gold + augmented, with ``errtypes``).
 
     The target set must hold at least the n_x gold sentences first; for xsim++ (more targets than
-    sources) the margin's target-side averages are computed over all targets, as in LASER.
+    sources) the margin's target-side averages are computed over all targets, as in LASER. ``y``
+    may be rows held on the engine's device (``engine.hold_rows``), scored against many sources
+    without a copy each time.
     """
     n_x = similarity.shape[0] if similarity is not None else (0 if x is None else len(x))
     n_y = similarity.shape[1] if similarity is not None else (0 if y is None else len(y))
@@ -124,13 +126,15 @@ def xsim(
     unit = False
     if similarity is None:
         threads = config.threads if config else None
-        x, y, unit = normalize(x, "source embeddings", threads), normalize(y, "target embeddings", threads), True
+        x = normalize(x, "source embeddings", threads)
+        y = y if isinstance(y, DeviceRows) else normalize(y, "target embeddings", threads)  # unit already
+        unit = True
     knn = margin_knn(x, y, similarity=similarity, margin=margin, k=k, backward=margin != "absolute", unit=unit,
                      config=config)
     nn, chosen = knn.forward_best()
     gold = np.arange(n_x)
     gold_sim = (np.asarray(similarity, np.float32)[gold, gold].astype(np.float64) if similarity is not None
-                else pair_similarity(x, y, gold, gold))
+                else pair_similarity(x, y.host if isinstance(y, DeviceRows) else y, gold, gold))
     return count_errors(nn, mode=mode, tgt_text=tgt_text, errtypes=errtypes, chosen_score=chosen,
                         gold_score=knn.pair_scores(gold_sim, gold, gold))
 
