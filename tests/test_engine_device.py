@@ -83,6 +83,22 @@ def test_sharded_mining_selects_on_the_device_with_the_same_bytes(tmp_path, devi
     assert all((tmp_path / "cpu" / n).read_bytes() == (tmp_path / "dev" / n).read_bytes() for n in arrays)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_mining_planned_by_the_devices_memory_gives_the_same_bytes(tmp_path, device, monkeypatch):
+    """The plan a GPU's memory gives (``mining.device_block_values``; forced here, small): larger
+    blocks than the host budget allows, the same mined arrays."""
+    from xsimpp.engine import mining
+
+    x, y = data(3, 250, 450)
+    monkeypatch.setattr(mining, "device_block_values", lambda cfg: 60 * 450 if cfg.selects_on_device() else None)
+    cpu = mining.mine(x, y, tmp_path / "cpu", k=4, max_memory="64MB")
+    dev = mining.mine(x, y, tmp_path / "dev", k=4, max_memory="64MB",
+                      config=EngineConfig(gemm="torch", device=device, selection="device"))
+    assert (dev.plan.shard_rows, dev.plan.tile_cols) == (250, 108)  # 60 x 450 values: all rows, 108 columns
+    for f in ("fwd_idx", "fwd_sim", "fwd_score", "bwd_idx", "bwd_sim", "bwd_score"):
+        assert np.array_equal(getattr(cpu.knn, f), getattr(dev.knn, f)), f
+
+
 def test_auto_selects_on_the_device_only_off_the_cpu():
     assert not EngineConfig().selects_on_device()
     assert not EngineConfig(gemm="torch").selects_on_device()

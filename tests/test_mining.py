@@ -83,6 +83,30 @@ def test_memory_plan_and_flag():
         plan_mining(1_000_000, 1_000_000, 384, 4, "100MB")
 
 
+def test_with_the_blocks_on_a_gpu_the_plan_is_sized_by_its_memory():
+    """Selection on a GPU: the shard x tile block is the device's (``device_values`` of them), so a
+    shard is as large as allowed and a tile as wide as the device holds; ``--max-memory`` bounds only
+    what stays on the host (the 1M x 1M run of 39 shards x 31 tiles at 4GB becomes 16 x 20 on a GPU
+    with 75 GiB free)."""
+    from xsimpp.engine.mining import DEVICE_BYTES_PER_VALUE, MAX_SHARD_ROWS
+
+    values = int(75 * 2**30 * 0.5) // DEVICE_BYTES_PER_VALUE
+    host = plan_mining(1_000_000, 1_000_000, 384, 4, "4GB")
+    gpu = plan_mining(1_000_000, 1_000_000, 384, 4, "4GB", device_values=values)
+    assert gpu.shard_rows == MAX_SHARD_ROWS and gpu.shard_rows * gpu.tile_cols <= values
+    calls = lambda p: p.n_shards * -(-p.n_tgt // p.tile_cols)
+    assert (host.n_shards, calls(host)) == (39, 39 * 31) and (gpu.n_shards, calls(gpu)) == (16, 16 * 20)
+    assert gpu.est_peak_bytes <= 4 * 2**30
+    # the host's part still bounds it: a small budget narrows the tile, not the device's block alone
+    tight = plan_mining(1_000_000, 1_000_000, 384, 4, "900MB", device_values=values)
+    assert tight.est_peak_bytes <= 900 * 2**20 and tight.tile_cols < gpu.tile_cols
+    # a small device: shards shrink until a tile of 256 columns fits
+    small = plan_mining(100_000, 100_000, 384, 4, "4GB", device_values=256 * 1000)
+    assert small.shard_rows * small.tile_cols <= 256 * 1000 and small.tile_cols >= 256
+    with pytest.raises(BadInputError, match="even with the blocks on the GPU"):
+        plan_mining(1_000_000, 1_000_000, 384, 4, "100MB", device_values=values)
+
+
 PEAK_PROBE = """
 import sys, numpy as np
 from pathlib import Path

@@ -173,11 +173,67 @@ def _work_bytes(shard_rows: int, tile_cols: int, dim: int, k: int) -> int:
             + COLUMN_BYTES_PER_K * k * tile_cols + 4 * shard_rows * k * 16)
 
 
+# Selection on a GPU: the shard x tile block and what the selection makes of it live on the device:
+# the float32 block, a bool mask per comparison and topk's copy of the block along its columns.
+DEVICE_BYTES_PER_VALUE = 12
+DEVICE_MEMORY_SHARE = 0.5  # of the device memory free when the run is planned
+MAX_SHARD_ROWS = 65536
+
+
+def device_block_values(cfg: EngineConfig) -> int | None:
+    """How many GEMM values a shard x tile block may hold on the engine's GPU, from its free memory;
+    None when the block is host memory (the CPU engine, or selection through torch's CPU device),
+    counted in ``--max-memory``."""
+    if not cfg.selects_on_device():
+        return None
+    device = CandidateGemm(cfg).device
+    if device.type != "cuda":
+        return None
+    import torch
+
+    free, _ = torch.cuda.mem_get_info(device)
+    return int(free * DEVICE_MEMORY_SHARE) // DEVICE_BYTES_PER_VALUE
+
+
+def _host_bytes_on_device(shard_rows: int, tile_cols: int, dim: int, k: int) -> int:
+    # what a shard still holds on the host when its blocks live on the device: raw and normalised
+    # copies of the shard and the tile, the forward merge state and its concatenation per tile
+    return 12 * (shard_rows + tile_cols) * dim + 3 * shard_rows * k * 16 + tile_cols * k * 16
+
+
+def _plan_on_device(n_src: int, n_tgt: int, dim: int, k: int, budget: int, fixed: int, device_values: int,
+                    shard_rows: int | None, tile_cols: int | None) -> tuple[int, int, int]:
+    """(shard rows, tile columns, host bytes) when the blocks live on a GPU holding ``device_values``
+    of them: the largest shard (up to ``MAX_SHARD_ROWS``), then the widest tile the device holds, both
+    halved while the host's part does not fit ``budget``."""
+    rows = shard_rows or min(n_src, MAX_SHARD_ROWS)
+    while not tile_cols and rows > 256 and device_values // rows < min(256, n_tgt):
+        rows //= 2
+    tile = tile_cols or max(1, min(n_tgt, device_values // rows))
+    while fixed + _host_bytes_on_device(rows, tile, dim, k) > budget and (not tile_cols and tile > 256
+                                                                          or not shard_rows and rows > 256):
+        if not tile_cols and tile > 256:
+            tile //= 2
+        else:
+            rows //= 2
+    return rows, tile, fixed + _host_bytes_on_device(rows, tile, dim, k)
+
+
 def plan_mining(n_src: int, n_tgt: int, dim: int, k: int, max_memory: int | str,
-                shard_rows: int | None = None, tile_cols: int | None = None) -> MiningPlan:
-    """Largest shard and tile that keep the engine's arrays under ``max_memory``."""
+                shard_rows: int | None = None, tile_cols: int | None = None,
+                device_values: int | None = None) -> MiningPlan:
+    """Largest shard and tile that keep the engine's arrays under ``max_memory``; with
+    ``device_values`` (``device_block_values``: selection on a GPU) the block is the GPU's, sized by
+    its memory, and ``max_memory`` bounds what stays on the host."""
     budget = parse_memory(max_memory)
     fixed = _fixed_bytes(n_src, n_tgt, k)
+    if device_values is not None:
+        rows, tile, need = _plan_on_device(n_src, n_tgt, dim, k, budget, fixed, device_values, shard_rows, tile_cols)
+        if need > budget:
+            raise BadInputError(f"--max-memory {format_bytes(budget)} is too small for {n_src} x {n_tgt} sentences "
+                                f"(d={dim}, k={k}) even with the blocks on the GPU: the top-k results alone need "
+                                f"{format_bytes(fixed)}; give at least {format_bytes(need * 1.25)}")
+        return MiningPlan(n_src, n_tgt, dim, k, int(rows), int(tile), budget, int(need))
     work = budget - fixed
     tile = tile_cols or min(n_tgt, 32768)
     if shard_rows is None:
@@ -188,7 +244,7 @@ def plan_mining(n_src: int, n_tgt: int, dim: int, k: int, max_memory: int | str,
             if rows >= min(256, n_src) or tile <= 256 or tile_cols:
                 break
             tile //= 2
-        shard_rows = int(min(n_src, rows, 65536))
+        shard_rows = int(min(n_src, rows, MAX_SHARD_ROWS))
     need = fixed + _work_bytes(max(1, shard_rows), tile, dim, k)
     if shard_rows < 1 or need > budget:
         least = fixed + _work_bytes(1, min(tile, 256), dim, k)
@@ -393,7 +449,8 @@ def _resume_or_plan(out: Path, ident: dict, max_memory: int | str, cfg: EngineCo
             log.info("resuming %s: %d-row shards", out, old_plan.shard_rows)
             return old_plan
     n_src, n_tgt, dim, k = ident["n_src"], ident["n_tgt"], ident["dim"], ident["k"]
-    plan = plan_mining(n_src, n_tgt, dim, k, max_memory, cfg.mining_shard_rows, cfg.mining_tile_cols)
+    plan = plan_mining(n_src, n_tgt, dim, k, max_memory, cfg.mining_shard_rows, cfg.mining_tile_cols,
+                       device_block_values(cfg))
     atomic_write_json(manifest_path, {"ident": ident, "plan": asdict(plan)})
     return plan
 
