@@ -97,8 +97,8 @@ def _first_k(torch, group, sim, idx, n_groups: int, k: int):
 
 def device_topk_both(x: np.ndarray, y: np.ndarray, k_fwd: int, k_bwd: int | None, bound: float, rows: int,
                      device: str):
-    """(fwd_sim, fwd_idx, bwd_sim, bwd_idx) of unit rows ``x`` over ``y`` (an array, or a tensor on
-    ``device`` already: ``DeviceRows.tensor``), exact, selected on ``device`` block by block (``rows``
+    """(fwd_sim, fwd_idx, bwd_sim, bwd_idx) of unit rows ``x`` over ``y`` (each an array, or a tensor
+    on ``device`` already: ``DeviceRows.tensor``, a mining shard's rows), exact, selected on ``device`` block by block (``rows``
     rows of x per block); ``k_bwd=None`` skips the backward top-k."""
     import torch
 
@@ -114,7 +114,7 @@ def device_topk_both(x: np.ndarray, y: np.ndarray, k_fwd: int, k_bwd: int | None
         col_idx = torch.full((n_y, k_bwd), -1, dtype=torch.int64, device=dev)
     for a in range(0, n_x, rows):
         b = min(n_x, a + rows)
-        xb = torch.from_numpy(x[a:b]).to(dev)
+        xb = x[a:b] if torch.is_tensor(x) else torch.from_numpy(x[a:b]).to(dev)
         block = xb @ y_dev.T
         t = torch.topk(block, k_fwd, dim=1).values[:, -1]
         r, c = (block >= (t - beta)[:, None]).nonzero(as_tuple=True)

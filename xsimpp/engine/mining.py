@@ -317,9 +317,12 @@ def compute_shard(src: RowSource, tgt: RowSource, plan: MiningPlan, i: int,
     on_device = cfg.selects_on_device()
     lists = None if on_device else kernels.row_lists(b - a, kf, threads)
     if on_device:
+        import torch
+
         from .device import device_topk_both
 
         device = CandidateGemm(cfg).device  # (its checks of torch's float32 products hold for device selection too)
+        xs_on_device = torch.from_numpy(xs).to(device)  # once a shard, not once a tile
     for c in range(0, plan.n_tgt, plan.tile_cols):
         d = min(plan.n_tgt, c + plan.tile_cols)
         yt = tgt.normalized(c, d)
@@ -328,7 +331,7 @@ def compute_shard(src: RowSource, tgt: RowSource, plan: MiningPlan, i: int,
             # counts); the rows' lists carry over from target tile to target tile
             both_tiled_update(xs, yt, 2 * bound, bound, lists, bwd_sim[c:d], bwd_idx[c:d], cfg, col_offset=c)
         else:  # the shard x tile block stays on the device; only candidates come back
-            vals, idx, bwd_sim[c:d], bwd_idx[c:d] = device_topk_both(xs, yt, kf, kb, bound, b - a, device)
+            vals, idx, bwd_sim[c:d], bwd_idx[c:d] = device_topk_both(xs_on_device, yt, kf, kb, bound, b - a, device)
             idx[idx >= 0] += c
             if fwd_sim is None:
                 fwd_sim, fwd_idx = vals, idx
