@@ -11,7 +11,6 @@ sentences need at their bucket widths.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -19,6 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bounds  # noqa: E402  (benchmarks/bounds.py: the bounds of every number typed here)
 from machine import git_commit  # noqa: E402
 
 
@@ -75,8 +75,8 @@ def line(r: dict) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--max-tokens", type=int, default=4096)
+    ap = bounds.Parser(description=__doc__.splitlines()[0])
+    ap.add_argument("--max-tokens", type=bounds.count(8, 1 << 20), default=4096, help="tokens per batch")
     ap.add_argument("--json", help="write the counts to this file")
     ap.add_argument("--line", metavar="JSON", help="print the docs' sentence of a --json file and stop")
     args = ap.parse_args(argv)

@@ -43,6 +43,8 @@ def load(monkeypatch):
     ("bench_ray", ["--workers", "0,x"], "argument --workers: each of '0,x' is an integer from 0 to 1024"),
     ("regime", ["run", "--seeds", "0,,1"], "argument --seeds: a comma-separated list of integers"),
     ("significance_calibration", ["--reps", "10000000"], "argument --reps: an integer from 1 to 1000000"),
+    ("fixed_shape_padding", ["--max-tokens", "0"], "argument --max-tokens: an integer from 8 to 1048576"),
+    ("bench_e5_roofline", ["--n", "2000"], "argument --n: an integer from 1 to 1012"),
 ])
 def test_a_number_out_of_bounds_is_one_sentence_and_exit_2(load, capsys, driver, argv, says):
     main = load(driver).main
