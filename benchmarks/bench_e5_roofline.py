@@ -40,6 +40,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bounds  # noqa: E402
 from bench_e5_paths import RESULTS, data_dir, speed_sentences  # noqa: E402
+from bench_flores_runs import path_of  # noqa: E402
 from encoder_flops import dims, gemm_flops, linear_shapes  # noqa: E402
 from machine import cpu_info, git_commit  # noqa: E402
 
@@ -145,7 +146,7 @@ def committed_cold(command: str = "--langs all") -> dict[str, float]:
         run = json.loads(f.read_text(encoding="utf-8"))
         for r in run["runs"]:
             if r["phase"] == "cold" and r["command"] == command and r["exit"] == 0:
-                path = r["records"][0]["signature"].split("|enc:", 1)[1].split("@", 1)[1].split("+", 1)[0]
+                path = path_of(r["records"][0])
                 best[path] = min(best.get(path, float("inf")), r["wall_s"])
     return best
 

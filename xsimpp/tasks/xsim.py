@@ -269,21 +269,21 @@ def evaluate_bitexts(
     prefix = "p-" if rerank is not None else ""
     view = rerank.view() if rerank is not None else {}
 
-    held: dict[tuple, Any] = {}  # targets on the engine's device, the last two (xsim's, xsim++'s) kept
+    # targets held on the engine's device when it selects there, the last two (xsim's, xsim++'s)
+    holding = rerank is None and config is not None and config.selects_on_device()
+    held: dict[tuple, DeviceRows] = {}
 
     def vectors(emb, bt: Bitext, aug: AugmentedTargets | None) -> dict:
-        key = (bt.tgt_lang, text_checksum(bt.tgt), aug.checksum if aug is not None else None)
-        y = held.get(key) if emb is embed else None
+        key = (bt.tgt_lang, text_checksum(bt.tgt), aug.checksum if aug is not None else None) if holding else None
+        y = held.get(key) if holding else None
         if y is None:
             y = emb(bt.tgt, bt.tgt_lang)
             if aug is not None:  # the negatives on their own: the gold targets are already encoded
                 y = np.concatenate([y, emb(aug.lines, bt.tgt_lang)])
-            if emb is embed and rerank is None:  # held on the device once when it selects there
-                y = hold_rows(y, config)
-                if isinstance(y, DeviceRows):
-                    held[key] = y
-                    while len(held) > 2:
-                        held.pop(next(iter(held)))
+            if holding:
+                y = held[key] = hold_rows(y, config)
+                while len(held) > 2:
+                    held.pop(next(iter(held)))
         return {"x": emb(bt.src, bt.src_lang), "y": y}
 
     def score(bt: Bitext, aug: AugmentedTargets | None = None) -> XsimResult:
