@@ -18,7 +18,10 @@ Variants are built with OpenVINO's and NNCF's own tools:
   mean cosine of each sentence vector to torch float32's on 6 lines of every FLORES dev file (lines
   900-905, 1 224 sentences, hash printed), quantised operations reverted to float32 until the metric
   drops by at most DROP;
-- ``float32``: ``path=openvino-float32`` itself (the floor: it must disagree on nothing).
+- ``float32``: ``path=openvino-float32`` itself (the floor: it must disagree on nothing);
+- ``bf16`` / ``f16``: the same float32 IR compiled with OpenVINO's ``INFERENCE_PRECISION_HINT`` at
+  that precision (what OpenVINO itself picks on CPUs with AMX or AVX-512 FP16 when not told f32): no
+  int8 anywhere, the half-precision matrix units' speed against the same decisions.
 
 The evaluation: the ten xsim++ languages' 997 dev lines each -> English dev, xsim and xsim++ against
 the strict negatives ``xsimpp augment flores200 --split dev`` builds (in ``XSIMPP_HOME``).
@@ -47,6 +50,9 @@ LANGS = "fao_Latn kea_Latn tpi_Latn kik_Latn fur_Latn ibo_Latn ltz_Latn swh_Latn
 IGNORED = {"emb": [r".*embeddings.*"], "ffnout": [r".*layer\.\d+\.output\.dense.*"],
            "emb-ffnout": [r".*embeddings.*", r".*layer\.\d+\.output\.dense.*"],
            "last": [r".*layer\.11\..*"], "first": [r".*layer\.0\..*"], "firstlast": [r".*layer\.(0|11)\..*"]}
+
+
+HALF = ("bf16", "f16")  # float32 IR, half-precision inference hint
 
 
 def dev_lines(lang: str) -> list[str]:
@@ -147,6 +153,15 @@ def variant_encoder(v: str, work: Path, enc):
     from xsimpp.encoders import create_encoder
     from xsimpp.encoders import e5_openvino as E
 
+    if v in HALF:  # the float32 IR at a half-precision hint: OpenVINOModel's compile with one setting changed
+        import openvino
+
+        use = create_encoder("e5-small", path="openvino-float32")
+        model = use.backend.model
+        config = {**E.COMPILE_CONFIG, "INFERENCE_PRECISION_HINT": v}
+        model.compiled = openvino.Core().compile_model(str(use.backend.folder / "model.xml"), "CPU", config)
+        model.request = model.compiled.create_infer_request()
+        return use
     if v == "float32":
         return create_encoder("e5-small", path="openvino-float32")
     name, _, group = v.partition("@")
@@ -241,7 +256,7 @@ def main(argv=None) -> int:
         built = {}
         name, _, group = v.partition("@")
         folder = work / "ir" / name.replace(":", "-")
-        if v != "float32" and not (folder / "model.xml").exists():
+        if v not in ("float32", *HALF) and not (folder / "model.xml").exists():
             if name.startswith("ac:"):
                 built = build_accuracy_controlled(float(name[3:]), create_encoder(
                     "e5-small", path="openvino-float32").backend.folder, work, folder)

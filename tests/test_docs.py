@@ -155,6 +155,26 @@ def test_the_performance_page_quotes_the_committed_e5_path_results():
     vs = json.loads((results / "variants" / "int8_dev_variants_speed.json").read_text(encoding="utf-8"))
     missing_rows = [row for row in variants["doc_rows"](v, vs) if row not in page]
     assert missing_rows == [], missing_rows[:3]
+    # half precision on the Intel Xeon with AMX: its rows and the prose's figures
+    half = json.loads((results / "variants" / "half_dev_variants_intel.json").read_text(encoding="utf-8"))
+    half_speed = json.loads((results / "variants" / "half_dev_variants_speed_intel.json").read_text(encoding="utf-8"))
+    missing_rows = [row for row in variants["doc_rows"](half, half_speed) if row not in page]
+    assert missing_rows == [], missing_rows[:3]
+    assert all("Intel" in r["cpu"] for r in half.values()) and "Intel" in half_speed["machine"]["cpu"]
+    bf16, f16, hs = half["bf16"]["xsim++"], half["f16"]["xsim++"], half_speed["variants"]
+    flat_half = " ".join(page.split())
+    best_int8 = min(r["xsim++"]["worse"] + r["xsim++"]["better"] for k, r in v.items() if k != "float32")
+    assert bf16["worse"] + bf16["better"] < best_int8
+    assert (f"`bf16` on AMX's bf16 tiles changes {bf16['worse'] + bf16['better']} of the {bf16['n']:,} xsim++ decisions"
+            .replace(",", " ")) in flat_half
+    assert f"interval of ±{variants['half_width'](bf16['worse'], bf16['better'], bf16['n']):.2f} points" in flat_half
+    assert f"runs at {hs['bf16']['vs_openvino_float32']:.2f}× OpenVINO float32 on this CPU" in flat_half
+    ov_vs_torch = intel["openvino-float32"]["vs_torch_float32"]
+    assert (f"with the speed table's {ov_vs_torch:.2f}×, about {hs['bf16']['vs_openvino_float32'] * ov_vs_torch:.1f}× "
+            f"torch float32; not timed side by side") in flat_half
+    assert f"`f16` changes only {f16['worse'] + f16['better']}," in flat_half
+    assert f"it runs at {hs['f16']['vs_openvino_float32']:.2f}× float32" in flat_half
+    assert half["sym@32"]["xsim++"] == v["sym@32"]["xsim++"] and half["sym@32"]["xsim"] == v["sym@32"]["xsim"]
     flat = " ".join(page.split())
     changed = {k: r["xsim++"]["worse"] + r["xsim++"]["better"] for k, r in v.items() if k != "float32"}
     n_dev = v["sym@32"]["xsim++"]["n"]
@@ -196,6 +216,16 @@ def test_the_encoders_guide_quotes_the_committed_nano_libm_finding():
     assert swap["rows_differing"] == swap["rows"] and "every vector changed" in page
     moved = max(abs(swap["errors_swapped"][k] - swap["errors_this_libm"][k]) for k in swap["errors_this_libm"])
     assert f"moved by up to {moved} of 1 012" in page
+    # the Intel Xeon's run: the same libm, other vectors and counts, even with libm swapped out
+    intel = json.loads((ROOT / "benchmarks" / "results" / "nano_libm_intel.json").read_text(encoding="utf-8"))
+    assert "Intel" in intel["cpu"] and intel["libm"] == r["libm"] and intel["erff"] == r["erff"]
+    assert intel["engine"]["sha256"] == r["engine"]["sha256"] and len(set(intel["same_bits"].values())) == 1
+    assert set(intel["same_bits"].values()) != set(r["same_bits"].values())
+    assert intel["libm_swap"]["sha256"] != swap["sha256"]
+    assert intel["engine"]["approximate_instructions"] == {"vrsqrtss": 5} and "`vrsqrtss` (5 in the engine, no `rcp`)" in page
+    counts = lambda run: "/".join(str(v) for v in run["libm_swap"]["errors_this_libm"].values())  # noqa: E731
+    assert f"kea/fur errors of {counts(intel)} against the AMD EPYC's {counts(r)}" in page
+    assert f"`{intel['rsqrt']}` on that Intel Xeon" in page
 
 
 def test_the_significance_guide_says_where_its_nano_numbers_were_measured():
@@ -209,3 +239,5 @@ def test_the_significance_guide_says_where_its_nano_numbers_were_measured():
     order = list(libm["errors_this_libm"])
     assert f"its kea/fur counts are the same ({', '.join(str(libm['errors_this_libm'][k]) for k in order)}" in page
     assert f"they become {', '.join(str(libm['errors_swapped'][k]) for k in order)} —" in page
+    intel = json.loads((ROOT / "benchmarks" / "results" / "nano_libm_intel.json").read_text(encoding="utf-8"))
+    assert f"on an Intel Xeon with the same glibc they are {', '.join(str(intel['libm_swap']['errors_this_libm'][k]) for k in order)}" in page

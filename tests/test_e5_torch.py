@@ -347,15 +347,17 @@ print(json.dumps({"sha": hashlib.sha256(v.tobytes()).hexdigest(), "numerics": en
 """
 
 
-def test_nano_names_its_libm_and_its_bits_do_not_move_with_threads_batches_or_glibc_variants():
+def test_nano_names_its_libm_and_rsqrt_and_its_bits_do_not_move_with_threads_batches_or_glibc_variants():
     """e5-small-nano's engine has no run-time ISA dispatch; what it takes from the machine is libm
-    (erff, expf), which its config names. Threads, batch size and glibc's FMA/AVX2 function variants
-    (the ISA switch glibc offers) leave the bits as they are (benchmarks/nano_libm.py has the libm swap)."""
+    (erff, expf) and the CPU's rsqrtss, which its config names. Threads, batch size and glibc's FMA/AVX2
+    function variants (the ISA switch glibc offers) leave the bits as they are (benchmarks/nano_libm.py
+    has the libm swap and the two vendors' runs)."""
     import os
+    import platform
     import subprocess
     import sys
 
-    from xsimpp.encoders.e5 import libm_numerics
+    from xsimpp.encoders.e5 import libm_numerics, nano_numerics, rsqrt_numerics
 
     def probe(batch, **env):
         out = subprocess.run([sys.executable, "-c", _NANO_PROBE, str(batch)], capture_output=True, text=True,
@@ -364,9 +366,12 @@ def test_nano_names_its_libm_and_its_bits_do_not_move_with_threads_batches_or_gl
         return json.loads(out.stdout.strip().splitlines()[-1])
 
     base = probe(32)
-    assert base["numerics"] == libm_numerics() and base["numerics"].startswith("libm-")
+    assert base["numerics"] == nano_numerics() and base["numerics"].startswith(libm_numerics())
+    if platform.machine().lower() in ("x86_64", "amd64"):
+        assert base["numerics"] == f"{libm_numerics()}+{rsqrt_numerics()}" and rsqrt_numerics().startswith("rsqrt-")
     if sys.platform == "linux":
-        assert base["numerics"] == "libm-" + os.confstr("CS_GNU_LIBC_VERSION").replace(" ", "")
+        assert libm_numerics() == "libm-" + os.confstr("CS_GNU_LIBC_VERSION").replace(" ", "")
     for batch, env in ((32, {"OMP_NUM_THREADS": "1"}), (32, {"OMP_NUM_THREADS": "3"}), (1, {}), (3, {}),
                        (32, {"GLIBC_TUNABLES": "glibc.cpu.hwcaps=-AVX2,-FMA"})):
         assert probe(batch, **env)["sha"] == base["sha"], (batch, env)
+

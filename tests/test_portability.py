@@ -18,6 +18,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pytest
+
 from conftest import missing, shared_data_dir
 
 PROBE = Path(__file__).resolve().parent / "portability_probe.py"
@@ -58,3 +61,22 @@ def test_same_results_on_every_kernel_and_thread_count(tmp_path, capsys):
               f"is identical ({len(native)} computations)")
     if "flores_chargram" not in native:  # everything else was checked; say what was not
         missing("real data not found: the FLORES computation of the portability probe did not run", data=True)
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"), reason="rsqrtss is x86-64's")
+def test_the_rsqrt_checksum_is_the_cpus_approximation_not_a_compilers():
+    """rsqrt_numerics checksums what the CPU's rsqrtss answers: within the ISA's bound (relative error
+    at most 1.5 * 2**-12) yet almost never the correctly rounded 1/sqrt (so no compiler folded it into
+    an exact division), and the same under another numba target (the instruction decides, not the
+    code around it)."""
+    from xsimpp.encoders.e5 import rsqrt_inputs, rsqrt_numerics, rsqrt_table
+
+    x, got = rsqrt_inputs(), rsqrt_table()
+    assert x.size == 1 << 24 and x.min() == 0.5 and x.max() < 2 and len(np.unique(x)) == x.size
+    exact = 1 / np.sqrt(x.astype(np.float64))
+    assert np.abs(got / exact - 1).max() <= 1.5 * 2.0 ** -12
+    assert np.mean(got == exact.astype(np.float32)) < 0.01
+    again = subprocess.run([sys.executable, "-c", "from xsimpp.encoders.e5 import rsqrt_numerics; print(rsqrt_numerics())"],
+                           capture_output=True, text=True, env={**os.environ, "NUMBA_CPU_NAME": "haswell"})
+    assert again.returncode == 0, again.stderr[-2000:]
+    assert again.stdout.split()[-1] == rsqrt_numerics()

