@@ -94,7 +94,8 @@ def engine_facts() -> dict:
         out["cpuid_instructions"] = asm.count("cpuid")
         out["zmm_instructions"] = asm.count("zmm")
         # approximate instructions: the ISA bounds their error but not their bits (vendors differ)
-        mnemonics = [line.split("\t")[2].split()[0] for line in asm.splitlines() if line.count("\t") >= 2 and line.split("\t")[2].strip()]
+        fields = (line.split("\t") for line in asm.splitlines())
+        mnemonics = [f[2].split()[0] for f in fields if len(f) >= 3 and f[2].strip()]
         out["approximate_instructions"] = {m: mnemonics.count(m) for m in sorted(set(mnemonics))
                                            if m.lstrip("v").startswith(("rsqrt", "rcp"))}
         out["ymm_instructions"] = asm.count("ymm")
