@@ -101,6 +101,7 @@ def test_the_performance_page_quotes_the_committed_e5_path_results():
     # the statistical FLORES gate of a path, run alone (issue 52): its rows are on the page too
     gates += [json.loads(p.read_text(encoding="utf-8")) for p in sorted(results.glob("paired_*.json"))]
     page = (DOCS / "performance.md").read_text(encoding="utf-8")
+    flat = " ".join(page.split())  # the page with its line breaks folded, as prose is quoted
     rows = [row for run in speed for row in bench["doc_rows"](run, [])]
     rows += bench["doc_rows"](None, gates)
     assert len(rows) > 200
@@ -111,14 +112,14 @@ def test_the_performance_page_quotes_the_committed_e5_path_results():
     worst_x = max(g128["xsimpp"]["per_language"].items(), key=lambda kv: abs(kv[1]["delta"]))
     quoted = (f"micro-average {g128['flores']['micro_delta']:+.3f}, {g128['flores']['worst']} "
               f"{g128['flores']['worst_delta']:+.2f}, xsim++ {worst_x[0]} {worst_x[1]['delta']:+.2f}")
-    assert quoted in " ".join(page.split()), quoted
+    assert quoted in flat, quoted
     # the speed target's sentence: the default's ratio natively and under the AVX2 caps, static int8's there
     native = json.loads((results / "speed_amd_2cores_0.13.json").read_text(encoding="utf-8"))["speed"]["paths"]
     capped = json.loads((results / "speed_amd_2cores_avx2cap.json").read_text(encoding="utf-8"))
     assert capped["machine"]["ONEDNN_MAX_CPU_ISA"] == "AVX2" and "openvino-int8-dynamic" in capped["speed"]["refused"]
     capped = capped["speed"]["paths"]
     assert (f"on this AVX-512 CPU ({native['openvino-float32']['vs_st_recipe']:.2f}×) but not on an AVX2-only one "
-            f"({capped['openvino-float32']['vs_st_recipe']:.2f}×)") in " ".join(page.split())
+            f"({capped['openvino-float32']['vs_st_recipe']:.2f}×)") in flat
     assert f"static int8 without VNNI is no faster than torch ({capped['openvino-int8']['vs_torch_float32']:.2f}×)" in page
     # the Intel Xeon's runs: the default misses the speed target there, natively and under the VNNI cap
     intel = json.loads((results / "speed_intel_2cores.json").read_text(encoding="utf-8"))
@@ -128,7 +129,6 @@ def test_the_performance_page_quotes_the_committed_e5_path_results():
     intel, vnni = intel["speed"]["paths"], vnni["speed"]["paths"]
     assert intel["openvino-float32"]["vs_st_recipe"] < 2.5 and vnni["openvino-float32"]["vs_st_recipe"] < 2.5
     amx_gain = intel["openvino-int8"]["sent_per_s"] / vnni["openvino-int8"]["sent_per_s"]
-    flat = " ".join(page.split())
     for quoted in (f"the default is only {intel['openvino-float32']['vs_torch_float32']:.2f}× torch float32 and "
                    f"**{intel['openvino-float32']['vs_st_recipe']:.2f}× the recipe",
                    f"(nor under the VNNI cap, {vnni['openvino-float32']['vs_st_recipe']:.2f}×)",
@@ -146,9 +146,9 @@ def test_the_performance_page_quotes_the_committed_e5_path_results():
     lo, hi = x["interval_95"]
     quoted = (f"languages' {n:,} sentences it is worse on {x['worse']} and better on {x['better']}, micro-average "
               f"{x['micro_delta']:+.3f} points, 95 % interval [{lo:+.3f}, {hi:+.3f}]").replace(",", " ", 1)
-    assert quoted in " ".join(page.split()), quoted
-    assert f"at {d} disagreements it is ±{half:.2f} points" in " ".join(page.split())
-    assert f"fewer than about {round(most, -1)} of the {n:,}".replace(",", " ") in " ".join(page.split())
+    assert quoted in flat, quoted
+    assert f"at {d} disagreements it is ±{half:.2f} points" in flat
+    assert f"fewer than about {round(most, -1)} of the {n:,}".replace(",", " ") in flat
     # the int8 variants chosen on FLORES dev (benchmarks/int8_variants.py): the table and the prose's figures
     variants = runpy.run_path(str(ROOT / "benchmarks" / "int8_variants.py"))
     v = json.loads((results / "variants" / "int8_dev_variants.json").read_text(encoding="utf-8"))
@@ -162,20 +162,18 @@ def test_the_performance_page_quotes_the_committed_e5_path_results():
     assert missing_rows == [], missing_rows[:3]
     assert all("Intel" in r["cpu"] for r in half.values()) and "Intel" in half_speed["machine"]["cpu"]
     bf16, f16, hs = half["bf16"]["xsim++"], half["f16"]["xsim++"], half_speed["variants"]
-    flat_half = " ".join(page.split())
     best_int8 = min(r["xsim++"]["worse"] + r["xsim++"]["better"] for k, r in v.items() if k != "float32")
     assert bf16["worse"] + bf16["better"] < best_int8
     assert (f"`bf16` on AMX's bf16 tiles changes {bf16['worse'] + bf16['better']} of the {bf16['n']:,} xsim++ decisions"
-            .replace(",", " ")) in flat_half
-    assert f"interval of ±{variants['half_width'](bf16['worse'], bf16['better'], bf16['n']):.2f} points" in flat_half
-    assert f"runs at {hs['bf16']['vs_openvino_float32']:.2f}× OpenVINO float32 on this CPU" in flat_half
+            .replace(",", " ")) in flat
+    assert f"interval of ±{variants['half_width'](bf16['worse'], bf16['better'], bf16['n']):.2f} points" in flat
+    assert f"runs at {hs['bf16']['vs_openvino_float32']:.2f}× OpenVINO float32 on this CPU" in flat
     ov_vs_torch = intel["openvino-float32"]["vs_torch_float32"]
     assert (f"with the speed table's {ov_vs_torch:.2f}×, about {hs['bf16']['vs_openvino_float32'] * ov_vs_torch:.1f}× "
-            f"torch float32; not timed side by side") in flat_half
-    assert f"`f16` changes only {f16['worse'] + f16['better']}," in flat_half
-    assert f"it runs at {hs['f16']['vs_openvino_float32']:.2f}× float32" in flat_half
+            f"torch float32; not timed side by side") in flat
+    assert f"`f16` changes only {f16['worse'] + f16['better']}," in flat
+    assert f"it runs at {hs['f16']['vs_openvino_float32']:.2f}× float32" in flat
     assert half["sym@32"]["xsim++"] == v["sym@32"]["xsim++"] and half["sym@32"]["xsim"] == v["sym@32"]["xsim"]
-    flat = " ".join(page.split())
     changed = {k: r["xsim++"]["worse"] + r["xsim++"]["better"] for k, r in v.items() if k != "float32"}
     n_dev = v["sym@32"]["xsim++"]["n"]
     assert v["float32"]["xsim++"]["worse"] + v["float32"]["xsim++"]["better"] == 0
