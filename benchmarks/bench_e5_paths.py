@@ -66,7 +66,7 @@ RESULTS = Path(__file__).resolve().parent / "results" / "e5_paths"
 PUBLISHED = RESULTS / "mteb_published_tatoeba.json"
 REFERENCE = "torch-float32"
 STORED_ONLY = False  # --stored: read the runs' records from the store instead of running them
-CANDIDATES = ("openvino-float32", "openvino-int8-dynamic", "openvino-int8")  # the default first
+CANDIDATES = ("openvino-float32", "openvino-int8-dynamic", "openvino-int8", "openvino-bf16")  # the default first
 # Tatoeba: XTREME's 36 languages (mostly well resourced) and eight low-resource ones, where a
 # quantisation loss would show first (Kabyle, Tatar, Faroese, Breton, Uyghur, Yiddish, Amharic, Khmer)
 TATOEBA_LANGS = ("afr,ara,ben,bul,cmn,deu,ell,est,eus,fin,fra,heb,hin,hun,ind,ita,jav,jpn,kat,kaz,kor,mal,mar,nld,"

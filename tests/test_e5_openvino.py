@@ -1,8 +1,9 @@
-"""e5-small through OpenVINO (``path=openvino-int8``, ``openvino-int8-dynamic`` and ``openvino-float32``):
+"""e5-small through OpenVINO (``path=openvino-int8``, ``openvino-int8-dynamic``, ``openvino-float32`` and
+``openvino-bf16``):
 the calibration set is the released one and disjoint from every evaluation split on disk; a vector
 does not depend on its batch, order, token budget or thread count, within each oneDNN ISA, and the
-ISA is in the fingerprint (the dynamic path is refused where its kernels cannot run or a cap would
-mislabel them); the int8 vectors stay within the measured cosine bounds of torch float32; paths
+ISA is in the fingerprint (the dynamic and bf16 paths are refused where their kernels cannot run or a
+cap would mislabel them); the int8 vectors stay within the measured cosine bounds of torch float32; paths
 never share a cache or a comparison; the default follows the committed fidelity gates; the IR is
 built under a fixed ISA, without telemetry, and rebuilt when damaged.
 """
@@ -47,10 +48,10 @@ def home(models_dir):
 
 
 def _encoder(home, precision: str):
-    """The module's encoder of a path; the dynamic one only where this CPU's kernels can run it
-    (elsewhere its refusal is checked and the test skips, saying so)."""
+    """The module's encoder of a path; the dynamic and bf16 ones only where this CPU's kernels can run
+    them (elsewhere the refusal is checked and the test skips, saying so)."""
     from xsimpp.encoders import create_encoder
-    from xsimpp.encoders.openvino_cpu import has_int8_dot_products, onednn_isa
+    from xsimpp.encoders.openvino_cpu import has_amx_bf16, has_int8_dot_products, onednn_isa
     from xsimpp.errors import BadInputError
 
     if precision == "int8":
@@ -60,6 +61,11 @@ def _encoder(home, precision: str):
             create_encoder("e5-small", path="openvino-int8-dynamic")
         pytest.skip(f"openvino-int8-dynamic needs int8 dot products (VNNI); the kernels here are {onednn_isa()}, "
                     "and the path is refused, as checked")
+    if precision == "bf16" and not has_amx_bf16():
+        with pytest.raises(BadInputError, match="AMX bf16 tiles"):
+            create_encoder("e5-small", path="openvino-bf16")
+        pytest.skip(f"openvino-bf16 needs AMX bf16 tiles; the kernels here are {onednn_isa()}, and the path is "
+                    "refused, as checked")
     return create_encoder("e5-small", path=f"openvino-{precision}")
 
 
@@ -134,13 +140,14 @@ s = {sents!r}
 e.encode(s[:1])
 out = {{}}
 for threads in (1, 2):
-    e.backend._model = OpenVINOModel(e.backend.folder, threads=threads, dynamic_group=e.backend.model.dynamic_group)
+    e.backend._model = OpenVINOModel(e.backend.folder, threads=threads, dynamic_group=e.backend.model.dynamic_group,
+                                     hint=e.backend.model.hint)
     out[threads] = hashlib.sha256(e.encode(s).tobytes()).hexdigest()
 print(json.dumps(out))
 """
 
 
-@pytest.mark.parametrize("precision", ["int8", "int8-dynamic", "float32"])
+@pytest.mark.parametrize("precision", ["int8", "int8-dynamic", "float32", "bf16"])
 def test_a_vector_does_not_depend_on_its_batch_order_budget_or_threads(home, precision):
     """Compositions in this process; thread counts in a child process (OpenVINO's thread pools of
     several sizes left in the test process made a later in-process SIGTERM test crash it)."""
@@ -179,13 +186,14 @@ print(json.dumps({{"numerics": e.config()["numerics"], "fingerprint": e.fingerpr
 """
 
 
-@pytest.mark.parametrize("path", ["openvino-int8", "openvino-int8-dynamic", "openvino-float32"])
+@pytest.mark.parametrize("path", ["openvino-int8", "openvino-int8-dynamic", "openvino-float32", "openvino-bf16"])
 def test_the_kernel_isa_is_in_the_fingerprint_and_each_isa_is_batch_invariant(home, path, monkeypatch):
     """oneDNN's ISA switch (``ONEDNN_MAX_CPU_ISA``) emulates older CPUs on this one: each ISA's
     vectors are batch-invariant, a different ISA is a different fingerprint, and two runs whose
     ISA label is equal (native, and native named explicitly) give the same bits. The dynamic
-    path's kernels ignore the switch, so a cap below VNNI is refused with one sentence (exit 2)."""
-    from xsimpp.encoders.openvino_cpu import has_int8_dot_products, onednn_isa
+    path's kernels ignore the switch, so a cap below VNNI is refused with one sentence (exit 2); bf16
+    runs on AMX only, so any cap below it is refused."""
+    from xsimpp.encoders.openvino_cpu import has_amx_bf16, has_int8_dot_products, onednn_isa
 
     sents = _demo_sentences()[:24]
     monkeypatch.delenv("ONEDNN_MAX_CPU_ISA", raising=False)  # this machine's own best, whatever CI capped
@@ -194,8 +202,11 @@ def test_the_kernel_isa_is_in_the_fingerprint_and_each_isa_is_batch_invariant(ho
     dynamic = path == "openvino-int8-dynamic"
     if dynamic and not has_int8_dot_products():
         pytest.skip(f"openvino-int8-dynamic needs int8 dot products (VNNI); this CPU's best is {native}")
+    half = path == "openvino-bf16"
+    if half and not has_amx_bf16():
+        pytest.skip(f"openvino-bf16 needs AMX bf16 tiles; this CPU's best is {native}")
     runs = {}
-    for cap in (None, native.upper(), "AVX2"):
+    for cap in (None, native.upper(), *(("AVX512_CORE_BF16",) if half else ()), "AVX2"):
         env = {k: v for k, v in os.environ.items() if k not in ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA")}
         env["XSIMPP_MODELS_DIR"] = str(home["models"])
         if cap:
@@ -205,11 +216,14 @@ def test_the_kernel_isa_is_in_the_fingerprint_and_each_isa_is_batch_invariant(ho
         if dynamic and cap == "AVX2":
             assert out.returncode != 0 and "needs a CPU with int8 dot products" in out.stderr, out.stderr[-2000:]
             continue
+        if half and cap in ("AVX512_CORE_BF16", "AVX2"):
+            assert out.returncode != 0 and "needs a CPU with AMX bf16 tiles" in out.stderr, out.stderr[-2000:]
+            continue
         assert out.returncode == 0, out.stderr[-2000:]
         runs[cap] = json.loads(out.stdout.strip().splitlines()[-1])
         assert runs[cap]["invariant"], (cap, runs[cap])
     assert runs[None] == runs[native.upper()]  # the label is enough to tell kernels apart here
-    if native != "avx2" and not dynamic:
+    if native != "avx2" and not dynamic and not half:
         assert runs["AVX2"]["numerics"].endswith("-avx2") and runs["AVX2"]["fingerprint"] != runs[None]["fingerprint"]
 
 
@@ -233,7 +247,7 @@ def test_paths_never_share_a_cache_or_a_comparison(home, tmp_path):
     from xsimpp.cache import encode_cached, open_cache
     from xsimpp.encoders import create_encoder
     from xsimpp.encoders.e5_openvino import DYNAMIC_GROUP_SIZE
-    from xsimpp.encoders.openvino_cpu import has_int8_dot_products
+    from xsimpp.encoders.openvino_cpu import has_amx_bf16, has_int8_dot_products
     from xsimpp.results import Signature
 
     paths = {"int8": home["int8"], "ovf32": create_encoder("e5-small", path="openvino-float32"),
@@ -242,6 +256,11 @@ def test_paths_never_share_a_cache_or_a_comparison(home, tmp_path):
         paths["dynamic"] = create_encoder("e5-small", path="openvino-int8-dynamic")
         assert paths["dynamic"].revision.startswith("openvino-int8-dynamic+ir-")
         assert paths["dynamic"].config()["numerics"].endswith(f"-dq{DYNAMIC_GROUP_SIZE}")
+    if has_amx_bf16():  # the float32 IR under the bf16 hint: the same IR checksum, other numerics
+        paths["bf16"] = create_encoder("e5-small", path="openvino-bf16")
+        assert paths["bf16"].revision.split("+")[1] == paths["ovf32"].revision.split("+")[1]
+        assert paths["bf16"].revision.startswith("openvino-bf16+ir-")
+        assert paths["bf16"].config()["numerics"] == paths["ovf32"].config()["numerics"] + "-bf16"
     assert paths["int8"].revision.startswith("openvino-int8+ir-")
     assert paths["ovf32"].revision.startswith("openvino-float32+ir-")
     assert paths["torch"].revision.startswith("torch-float32+e5s1-")

