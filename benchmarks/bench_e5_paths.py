@@ -345,6 +345,12 @@ def paired_rows(path: str, what: str, family: str, g: dict) -> list[str]:
             f"{loss(power['loss_last_step'])} at its last (α 0.05) | – |"]
 
 
+def flores_counts(g: dict) -> dict[str, dict]:
+    """Per language the two paths' FLORES xsim errors of a gates run: kept beside the absolute bars
+    before the statistical gate, in its per-language rows since."""
+    return g["flores"].get("per_language") or g["flores"]["paired"]["per_language"]
+
+
 def doc_rows(speed_run: dict | None, gates_runs: list[dict]) -> list[str]:
     """The rows docs/performance.md quotes from the committed results (tests/test_docs.py checks
     that each is there): the speed table, one gates table per candidate path, and the per-language
@@ -395,8 +401,8 @@ def doc_rows(speed_run: dict | None, gates_runs: list[dict]) -> list[str]:
             cells = [f"{g['xsimpp']['per_language'][lang]['candidate']:.2f} "
                      f"({g['xsimpp']['per_language'][lang]['delta']:+.2f})" for g in runs]
             rows.append(f"| {lang} | {r['torch_float32']:.2f} | " + " | ".join(cells) + " |")
-        for lang, r in runs[0]["flores"]["per_language"].items():
-            got = [g["flores"]["per_language"][lang]["candidate"] for g in runs]
+        for lang, r in flores_counts(runs[0]).items():
+            got = [flores_counts(g)[lang]["candidate"] for g in runs]
             rows.append(f"| {lang} | {r['torch_float32']} | "
                         + " | ".join(f"{v} ({v - r['torch_float32']:+d})" for v in got) + " |")
     return rows

@@ -1,6 +1,7 @@
 """docs/performance.md's cold-run table ("The main job and xsim++ on FLORES-200") is printed from
 the committed ``bench_flores_runs.py --json`` files (benchmarks/results/flores_runs/, in run order;
-one block per machine: the AMD VM's files in the folder itself, the Intel Xeon's in intel_2cores/), and those files hold what they claim: every command exited 0, each run's vectors came from the path
+one block per machine and session: the AMD VM's files in the folder itself, the Intel Xeon's in intel_2cores/ and
+intel_2cores_0.18/), and those files hold what they claim: every command exited 0, each run's vectors came from the path
 its options name, the warm run encoded nothing, and the error counts are the runs' own records."""
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from conftest import REPO
 sys.path.insert(0, str(REPO / "benchmarks"))  # the driver imports its neighbour (machine)
 DRIVER = runpy.run_path(str(REPO / "benchmarks" / "bench_flores_runs.py"))
 RUNS = REPO / "benchmarks" / "results" / "flores_runs"
-BLOCKS = {"flores-runs": RUNS, "flores-runs-intel": RUNS / "intel_2cores"}  # docs block -> one machine's files
+BLOCKS = {"flores-runs": RUNS, "flores-runs-intel": RUNS / "intel_2cores",  # docs block -> one machine's files
+          "flores-runs-intel-0.18": RUNS / "intel_2cores_0.18"}  # the Intel Xeon again, another session
 FILES = sorted(f for folder in BLOCKS.values() for f in folder.glob("*.json"))
 PAGE = REPO / "docs" / "performance.md"
 
@@ -73,3 +75,16 @@ def test_every_path_gives_the_same_counts_as_the_page_says():
                 counts = sorted((rec["metric"], rec["src_lang"], rec["errors"], rec["n"]) for rec in r["records"])
                 assert seen.setdefault(r["command"], counts) == counts, (f.name, r["run"])
     assert "Both paths give the same error counts in every language of every run" in " ".join(PAGE.read_text(encoding="utf-8").split())
+
+
+def test_the_bf16_prose_is_its_runs():
+    """The sentence after the 0.18 Intel block: bf16's share of torch float32's cold ten-language time
+    in the same session, and its cold `--langs all` time against the 20-minute bound."""
+    folder = BLOCKS["flores-runs-intel-0.18"]
+    cold = {(json.loads(f.read_text(encoding="utf-8"))["encoder_opt"][0], r["run"]): r["wall_s"]
+            for f in folder.glob("*.json") for r in json.loads(f.read_text(encoding="utf-8"))["runs"] if r["phase"] == "cold"}
+    share = 100 * cold[("path=openvino-bf16", "ten")] / cold[("path=torch-float32", "ten")]
+    minutes, seconds = divmod(round(cold[("path=openvino-bf16", "all")]), 60)
+    flat = " ".join(PAGE.read_text(encoding="utf-8").split())
+    assert f"`openvino-bf16` takes {share:.1f} % of torch float32's cold ten-language time here" in flat and share <= 50
+    assert f"all 203 languages into English in {minutes} min {seconds} s cold" in flat and minutes < 20

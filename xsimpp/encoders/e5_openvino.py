@@ -18,7 +18,9 @@ openvino-int8-dynamic|openvino-int8``, the backend ``OpenVINOIR``): an IR built 
   evaluation split: ``benchmarks/build_e5_calibration.py``). Every scale is a constant of the model.
 
 Both int8 paths failed gates (a FLORES-200 language more than a point worse, xsim++ more than half a
-point), so they are opt-in.
+point), so they are opt-in. So is ``bf16``: on an Intel Xeon with AMX it passed the FLORES-200 and
+Tatoeba gates but its xsim++ errors differ from torch float32's beyond the bound, in the favourable
+direction (docs/performance.md, "bf16 on AMX: the gates").
 
 Numerics, and what the revision and config say about them:
 - The IR is built under oneDNN's AVX2 kernels (``ONEDNN_MAX_CPU_ISA=AVX2`` in a build subprocess):
