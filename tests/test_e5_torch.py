@@ -100,7 +100,7 @@ def test_fixed_shapes_pad_each_batch_to_its_widths_rows_and_change_no_bit(folder
     hook = enc.backend.model.register_forward_pre_hook(
         lambda module, args, kwargs: shapes.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True)
     try:  # the GPU's configuration: fixed shapes, batches built ahead by a thread
-        monkeypatch.setattr(torch_backend, "fixed_shapes", lambda device: True)
+        monkeypatch.setattr(torch_backend, "fixed_shapes", lambda device, autocast=None: True)
         monkeypatch.setattr(torch_backend, "prefetches", lambda device: True)
         got = enc.encode(sents)
     finally:
@@ -122,18 +122,47 @@ def test_fixed_shapes_pad_each_batch_to_its_widths_rows_and_change_no_bit(folder
     assert shapes and all(rows == batch_rows(width, 1024) for rows, width in shapes), shapes
 
 
-def test_the_identity_names_fixed_shapes_and_their_budget_off_the_cpu_only(folder):
+def test_the_identity_names_fixed_shapes_and_their_budget_off_the_cpu_and_under_autocast(folder):
     from xsimpp.encoders.backbone.backend import ModelSpec
     from xsimpp.encoders.backbone.torch_backend import Torch
 
-    def numerics(device):
-        return Torch("torch-float32", ModelSpec(folder, -1, device, None, "hf", "r", 2048)).identity().fields["numerics"]
+    def backend(device, autocast=None):
+        return Torch("torch-float32", ModelSpec(folder, -1, device, autocast, "hf", "r", 2048))
 
-    assert numerics("meta").endswith("-fixed-shapes-2048-tokens")
-    assert "fixed-shapes" not in numerics("cpu")
+    assert backend("meta").identity().fields["numerics"].endswith("-fixed-shapes-2048-tokens")
+    assert "fixed-shapes" not in backend("cpu").identity().fields["numerics"]
+    assert backend("cpu", "bf16").identity().fields["numerics"].endswith("-fixed-shapes-2048-tokens")
     # at fixed shapes the runner pools a task's sides (tests/test_pooled_sides.py); on the CPU, side by side
-    assert [Torch("torch-float32", ModelSpec(folder, -1, d, None, "hf", "r", 2048)).pools_sides
-            for d in ("meta", "cpu")] == [True, False]
+    assert [backend(d, a).pools_sides for d, a in (("meta", None), ("cpu", "bf16"), ("cpu", None))] == [True, True, False]
+
+
+def test_bf16_autocast_on_the_cpu_names_onednns_isa_and_does_not_depend_on_the_batch(folder, monkeypatch):
+    """Under bf16 autocast torch's products run in oneDNN's bf16 kernels, whose ISA (AMX tiles,
+    AVX-512 BF16, or emulated below them) gives other bits (measured on e5-small on an Intel Xeon with
+    AMX: four ISAs, four sets of bits) and which on AMX pick their kernel by shape (19 of 20 vectors
+    moved between batches of 60 and 20 sentences): the numerics name the ISA, caps included, and the
+    batches run at fixed shapes, so a sentence's vector is the same in any batch."""
+    import platform
+
+    from xsimpp.encoders import create_encoder
+    from xsimpp.encoders.openvino_cpu import onednn_isa
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        pytest.skip("oneDNN's x86-64 ISAs only")
+    enc = create_encoder("e5-small", autocast="bf16")
+    numerics = enc.backend.identity().fields["numerics"]
+    assert f"-onednn-{onednn_isa()}-fixed-shapes-" in numerics, numerics
+    assert "onednn" not in create_encoder("e5-small", path="torch-float32").backend.identity().fields["numerics"]
+    words = "the cat sat on a warm mat while rain fell over old town roofs and quiet streets".split()
+    sents = [" ".join(words[: 3 + (7 * i) % 15]) + f" ({i})" for i in range(36)]
+    whole = enc.encode(sents)
+    for part in (sents[::3], sents[1::5][::-1], sents[:7]):
+        idx = [sents.index(x) for x in part]
+        assert (enc.encode(part) == whole[idx]).all()
+    native = onednn_isa()
+    monkeypatch.setenv("ONEDNN_MAX_CPU_ISA", "AVX2")
+    capped = create_encoder("e5-small", autocast="bf16").backend.identity().fields["numerics"]
+    assert "-onednn-avx2-" in capped and (capped != numerics or native == "avx2")
 
 
 _BATCH_PROBE = """

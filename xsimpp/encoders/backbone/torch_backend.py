@@ -6,9 +6,10 @@ Numerics: float32 results differ in the last bits between AVX2 and AVX-512 kerne
 identity names the torch build and the kernel ISA (``numerics``); on a GPU it names the torch build,
 the CUDA version, the GPU model (cuBLAS picks its kernels by model) and any float32 matmul precision
 below "highest" (TF32), so a GPU's vectors are never served or compared as a CPU's or another GPU's;
-the autocast is named whenever set. torch's dynamic int8 quantisation is not offered: it scales activations per batch tensor, so a
-vector would depend on its batch companions, and it agreed with float32 only to a cosine of about
-0.99 (0.96 per tensor).
+the autocast is named whenever set, and on a CPU with it the oneDNN ISA its bf16 products run in;
+autocast on a CPU runs at fixed shapes, as a GPU does (``fixed_shapes``). torch's dynamic int8
+quantisation is not offered: it scales activations per batch tensor, so a vector would depend on its
+batch companions, and it agreed with float32 only to a cosine of about 0.99 (0.96 per tensor).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..openvino_cpu import onednn_isa
 from .backend import Backend, Identity
 from .batching import batch_rows, bucket_batches, pad_id, pad_rows, prefetched, tokenize
 from .layers import drop_blocks_above, hidden_layer, pool_states
@@ -59,11 +61,13 @@ def mkl_numerics() -> str:
     return f"-mkl-{branch}" + ("-strict" if flags & MKL_STRICT else "")
 
 
-def numerics(device: str = "cpu") -> str:
+def numerics(device: str = "cpu", autocast: str | None = None) -> str:
     """What decides a torch model's float results beyond its weights: the torch build and, on a CPU,
     the vector ISA its kernels dispatch to (measured: AVX2 and AVX-512 kernels round differently)
-    and MKL's code branch and mode (``mkl_numerics``); on a CUDA GPU, the CUDA version, the GPU model
-    and the float32 matmul precision."""
+    and MKL's code branch and mode (``mkl_numerics``), and under bf16 autocast the oneDNN ISA its
+    bf16 products run in (``openvino_cpu.onednn_isa``: AMX tiles, AVX-512 BF16, or emulated below
+    them; measured on e5-small, four ISAs, four sets of bits); on a CUDA GPU, the CUDA version, the
+    GPU model and the float32 matmul precision."""
     import re
 
     import torch
@@ -72,7 +76,7 @@ def numerics(device: str = "cpu") -> str:
     kind = torch.device(device).type
     if kind == "cpu":
         cap = torch.backends.cpu.get_cpu_capability() if hasattr(torch.backends, "cpu") else "unknown"
-        return f"{build}-{cap}{mkl_numerics()}"
+        return f"{build}-{cap}{mkl_numerics()}" + (f"-onednn-{onednn_isa()}" if autocast else "")
     if kind == "cuda":
         gpu = re.sub(r"[^A-Za-z0-9.]+", "-", torch.cuda.get_device_name(torch.device(device))).strip("-")
         precision = torch.get_float32_matmul_precision()
@@ -91,9 +95,11 @@ class Torch(Backend):
         self._loaded: tuple | None = None
 
     def identity(self) -> Identity:
-        shapes = f"-fixed-shapes-{self.spec.max_tokens}-tokens" if fixed_shapes(self.spec.device) else ""
+        fixed = fixed_shapes(self.spec.device, self.spec.autocast)
+        shapes = f"-fixed-shapes-{self.spec.max_tokens}-tokens" if fixed else ""
         return Identity("torch-bf16-autocast" if self.spec.autocast else "torch-float32",
-                        {"autocast": self.spec.autocast, "numerics": numerics(self.spec.device) + shapes})
+                        {"autocast": self.spec.autocast,
+                         "numerics": numerics(self.spec.device, self.spec.autocast) + shapes})
 
     def _load(self) -> tuple:
         """(shared weights, model view), loaded on first use: a run whose vectors are all cached never
@@ -126,7 +132,7 @@ class Torch(Backend):
     def batches(self, ids, specials, layers, max_tokens, batch_size):
         # at fixed shapes the budget decides the vectors, so it is the one the identity names (the
         # encoder's at construction), never a later value handed in here
-        budget = self.spec.max_tokens if fixed_shapes(self.spec.device) else max_tokens
+        budget = self.spec.max_tokens if fixed_shapes(self.spec.device, self.spec.autocast) else max_tokens
         return run_batches(self.model, ids, pad=pad_id(self.tokenizer), layers=layers, top=self.spec.layer,
                            device=self.spec.device, autocast=self.spec.autocast, max_tokens=budget,
                            batch_size=batch_size)
@@ -142,19 +148,21 @@ class Torch(Backend):
         # at fixed shapes each width's last batch is filled up to full rows: encoded language by
         # language (~1 000 sentences, ~20 widths), FLORES-200 runs 1.73x the tokens it needs at 4 096
         # tokens a batch; pooled in chunks of 16 384, 1.04x (benchmarks/fixed_shape_padding.py)
-        return fixed_shapes(self.spec.device)
+        return fixed_shapes(self.spec.device, self.spec.autocast)
 
 
-def fixed_shapes(device: str) -> bool:
-    """Whether the forward passes run at fixed shapes: off the CPU. A GPU's BLAS picks its kernel by
-    the product's shape (measured on an H100: a sentence's vector moved by up to 4.8e-7 between batches
-    of 1, 7 and 256), so there every batch of a width is padded to the rows the token budget gives
-    that width (``batch_rows``), whatever the batch size asked and the sentences at hand; a
-    sentence's arithmetic is then fixed by its own length and the budget. On the CPU, MKL's strict
+def fixed_shapes(device: str, autocast: str | None = None) -> bool:
+    """Whether the forward passes run at fixed shapes: off the CPU, and on it under bf16 autocast. A
+    GPU's BLAS picks its kernel by the product's shape (measured on an H100: a sentence's vector moved
+    by up to 4.8e-7 between batches of 1, 7 and 256), and so do oneDNN's bf16 kernels on a CPU with AMX
+    (measured on an Intel Xeon: 19 of 20 e5-small vectors moved between a batch of 60 sentences and
+    one of 20), so there every batch of a width is padded to the rows the token budget gives that
+    width (``batch_rows``), whatever the batch size asked and the sentences at hand; a sentence's
+    arithmetic is then fixed by its own length and the budget. In float32 on the CPU, MKL's strict
     mode already makes the rows independent of their companions, so nothing is padded there."""
     import torch
 
-    return torch.device(device).type != "cpu"
+    return torch.device(device).type != "cpu" or autocast is not None
 
 
 def prefetches(device: str) -> bool:
@@ -178,7 +186,7 @@ def run_batches(model, ids, *, pad: int, layers: Sequence[int], top: int, device
     import torch
 
     dev = torch.device(device)
-    fixed = fixed_shapes(device) if fixed is None else fixed
+    fixed = fixed_shapes(device, autocast) if fixed is None else fixed
     prefetch = prefetches(device) if prefetch is None else prefetch
     pin = dev.type == "cuda"
 
