@@ -1,12 +1,17 @@
-"""What a benchmark figure was measured on: CPU model, the widest vector ISA it has, the kernels the
-libraries actually chose (OpenBLAS's core type, numba's target CPU), the cores this process may
-use and the load. Every benchmark that writes results puts this beside its numbers."""
+"""What a benchmark figure was measured on: CPU model, the widest vector ISA it has and the
+dot-product and matrix extensions beside it (VNNI, BF16, FP16, AMX: what the int8 and half-precision
+paths run on), the kernels the libraries actually chose (OpenBLAS's core type, numba's target CPU),
+the cores this process may use and the load. Every benchmark that writes results puts this beside
+its numbers."""
 
 from __future__ import annotations
 
 import os
 import platform
 import subprocess
+
+# /proc/cpuinfo's names of the extensions that change which kernels the encoders' paths take
+EXTENSIONS = ("avx_vnni", "avx512_vnni", "avx512_bf16", "avx512_fp16", "amx_bf16", "amx_int8", "amx_fp16")
 
 
 def cpu_info() -> dict:
@@ -20,11 +25,12 @@ def cpu_info() -> dict:
     except OSError:
         pass
     isa = "AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else "other"
+    extensions = [f for f in EXTENSIONS if f in flags]
     try:
         cores = len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         cores = os.cpu_count()
-    return {"cpu": model, "isa": isa, "cores": cores, "load": round(os.getloadavg()[0], 2)}
+    return {"cpu": model, "isa": isa, "isa_extensions": extensions, "cores": cores, "load": round(os.getloadavg()[0], 2)}
 
 
 def kernel_info() -> dict:

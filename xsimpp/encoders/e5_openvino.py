@@ -61,9 +61,9 @@ from .base import loading_model
 from .openvino_cpu import (COMPILE_CONFIG, has_amx_bf16, has_int8_dot_products, kernel_numerics, onednn_isa,
                            require_openvino, toolchain)
 
-PRECISIONS = ("int8", "int8-dynamic", "float32", "bf16")
-# the IR a precision compiles: bf16 is the float32 IR under another inference hint
-IR_PRECISION = {"int8": "int8", "int8-dynamic": "int8-dynamic", "float32": "float32", "bf16": "float32"}
+# the IR a precision compiles where it is not its own ("float32", "int8-dynamic", "int8"): bf16 is the
+# float32 IR under another inference hint
+IR_PRECISION = {"bf16": "float32"}
 INFERENCE_HINT = {"bf16": "bf16"}  # OpenVINO's name of each precision's inference hint; f32 otherwise
 BUILDER_VERSION = 1
 BUILD_ISA = "AVX2"  # the oneDNN ISA every IR is built under (see the module docstring)
@@ -254,9 +254,9 @@ class OpenVINOIR(Backend):
 
     def __init__(self, path, spec):
         super().__init__(path, spec)
-        self.precision = path.split("-", 1)[1]  # PRECISIONS: "float32", "bf16", "int8-dynamic" or "int8"
+        self.precision = path.split("-", 1)[1]  # "float32", "bf16", "int8-dynamic" or "int8"
         self.folder, self.ir_sha = ensure_ir(spec.folder, spec.weights_revision, spec.layer,
-                                             IR_PRECISION[self.precision])
+                                             IR_PRECISION.get(self.precision, self.precision))
         self._tokenizer = self._model = None
 
     @classmethod
