@@ -174,6 +174,21 @@ def test_the_performance_page_quotes_the_committed_e5_path_results():
     assert f"`f16` changes only {f16['worse'] + f16['better']}," in flat
     assert f"it runs at {hs['f16']['vs_openvino_float32']:.2f}× float32" in flat
     assert half["sym@32"]["xsim++"] == v["sym@32"]["xsim++"] and half["sym@32"]["xsim"] == v["sym@32"]["xsim"]
+    # torch's bf16 autocast beside OpenVINO's hint (the same dev set, 0.19): rows and prose
+    ac = json.loads((results / "variants" / "autocast_dev_variants_intel.json").read_text(encoding="utf-8"))
+    ac_speed = json.loads((results / "variants" / "autocast_dev_variants_speed_intel.json").read_text(encoding="utf-8"))
+    missing_rows = [row for row in variants["doc_rows"](ac, ac_speed) if row not in page]
+    assert missing_rows == [], missing_rows[:3]
+    assert "amx_bf16" in ac_speed["machine"]["isa_extensions"]
+    torch_ac, hint = ac["torch-autocast-bf16"]["xsim++"], ac["bf16"]["xsim++"]
+    assert hint == bf16  # OpenVINO's hint gives the earlier run's decisions again
+    assert (f"torch's autocast changes {torch_ac['worse'] + torch_ac['better']} of the {torch_ac['n']:,} xsim++ "
+            f"decisions, OpenVINO's hint {hint['worse'] + hint['better']} (again the earlier run's "
+            f"{bf16['worse']} / {bf16['better']})").replace("9,970", "9 970") in flat
+    assert abs((torch_ac["worse"] + torch_ac["better"]) - (hint["worse"] + hint["better"])) <= 5  # "does not lower"
+    assert f"padded to full rows: {ac_speed['variants']['torch-autocast-bf16']['vs_openvino_float32']:.2f}×" in flat
+    assert (f"it took {ac['torch-autocast-bf16']['seconds_all']} s against bf16's {ac['bf16']['seconds_all']} s and "
+            f"float32's {ac['float32']['seconds_all']} s") in flat
     changed = {k: r["xsim++"]["worse"] + r["xsim++"]["better"] for k, r in v.items() if k != "float32"}
     n_dev = v["sym@32"]["xsim++"]["n"]
     assert v["float32"]["xsim++"]["worse"] + v["float32"]["xsim++"]["better"] == 0

@@ -78,3 +78,36 @@ def test_the_page_quotes_the_203_language_xsimpp_runs():
     assert f"(the interval passes the bound by {hi - 0.10:.3f} points)" in page
     slo, shi = static["interval_95"]
     assert f"xsim++ ({static['micro_delta']:+.3f}, [{slo:+.3f}, {shi:+.3f}])" in page and shi < 0
+
+
+def test_the_page_quotes_bf16s_203_language_xsimpp_run():
+    """bf16's 203-language xsim++ prose (Intel Xeon with AMX) is its file's figures: the whole, the
+    other 193 languages beside the ten of its gates file, and torch float32's one language that
+    differs from the AMD run."""
+    from conftest import REPO
+
+    results = REPO / "benchmarks" / "results" / "e5_paths"
+    page = " ".join((REPO / "docs" / "performance.md").read_text(encoding="utf-8").split())
+    run = json.loads((results / "paired_xsimpp_all_openvino-bf16_intel_2cores.json").read_text(encoding="utf-8"))
+    assert "amx_bf16" in run["machine"]["isa_extensions"]
+    every = run["gates"]["xsimpp-all"]["paired"]
+    ten = json.loads((results / "gates_openvino-bf16_intel_2cores.json").read_text(encoding="utf-8"))
+    ten = ten["gates"]["xsimpp"]["paired"]
+    lo, hi = every["interval_95"]
+    assert (f"bf16 is worse on {every['worse']} and better on {every['better']}: micro {every['micro_delta']:+.3f} "
+            f"points, 95 % [{lo:+.3f}, {hi:+.3f}], inside ±0.10") in page
+    assert every["pass"] and not every["significantly_worse"] and every["sentences"] * 10 == ten["sentences"] * 203
+    tlo, thi = ten["interval_95"]
+    assert f"({ten['micro_delta']:+.3f}, [{tlo:+.3f}, {thi:+.3f}], the gate bf16 failed)" in page and not ten["pass"]
+    # the ten languages are among the 203: the rest's counts are the difference
+    per = every["per_language"]
+    assert set(ten["per_language"]) < set(per)
+    assert all(per[k][c] == ten["per_language"][k][c] for k in ten["per_language"] for c in ("worse", "better"))
+    assert (f"the other 193 languages, where bf16 is worse on {every['worse'] - ten['worse']} decisions and better "
+            f"on {every['better'] - ten['better']}") in page
+    amd = json.loads((results / "paired_xsimpp_all_openvino-int8-dynamic_amd_2cores.json").read_text(encoding="utf-8"))
+    amd = amd["gates"]["xsimpp-all"]["paired"]["per_language"]
+    differ = {k: (per[k]["torch_float32"], amd[k]["torch_float32"]) for k in per
+              if per[k]["torch_float32"] != amd[k]["torch_float32"]}
+    assert f"in {203 - len(differ)} of the 203 languages;" in page
+    assert [f"in {k} it makes {here} errors here against {there} there" for k, (here, there) in differ.items()][0] in page
