@@ -39,9 +39,9 @@ def _cpu_flags() -> set[str]:
 
 
 def onednn_isa() -> str:
-    """The oneDNN ISA OpenVINO's CPU kernels run here: the best the CPU has, capped by
-    ``ONEDNN_MAX_CPU_ISA`` (or its older name ``DNNL_MAX_CPU_ISA``); the machine's architecture
-    name on a CPU that is not x86-64."""
+    """The oneDNN ISA OpenVINO's CPU kernels (and torch's bf16 autocast, through its own oneDNN) run
+    here: the best the CPU has, capped by ``ONEDNN_MAX_CPU_ISA`` (or its older name
+    ``DNNL_MAX_CPU_ISA``); the machine's architecture name on a CPU that is not x86-64."""
     import platform
 
     try:
