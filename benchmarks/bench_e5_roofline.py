@@ -226,10 +226,10 @@ def lines(r: dict) -> list[str]:
                f"**{100 * torch['gflops'] / ov['gemm_bound']['gflops']:.1f} %**.")
     fast = max(paths, key=lambda p: paths[p]["gemm_bound"]["gflops"])
     if fast != "openvino-float32":  # the other library's GEMM is this CPU's float32 ceiling
-        out.append(f"- The faster float32 GEMM here is {fast}'s ({paths[fast]['gemm_bound']['gflops']} GFLOP/s, "
-                   f"{paths[fast]['gemm_bound']['gflops'] / ov['gemm_bound']['gflops']:.2f}x OpenVINO's): a float32 "
-                   f"path at 100 % of it would take **{100 * torch['gflops'] / paths[fast]['gemm_bound']['gflops']:.1f} "
-                   f"%** of torch float32's time, {paths[fast]['gemm_bound']['gflops'] / torch['gflops']:.2f}x its rate.")
+        top = paths[fast]["gemm_bound"]["gflops"]
+        out.append(f"- The faster float32 GEMM here is {fast}'s ({top} GFLOP/s, {top / ov['gemm_bound']['gflops']:.2f}x "
+                   f"OpenVINO's): a float32 path at 100 % of it would take **{100 * torch['gflops'] / top:.1f} %** of "
+                   f"torch float32's time, {top / torch['gflops']:.2f}x its rate.")
     unpadded = w["tflop"] * 1e3 / ov["gemm_bound"]["gflops"]
     cold = r["committed_cold_all_langs_s"].get("openvino-float32")
     out.append(f"- The whole devtest set at 100 % of that rate: {clock(ov['all_langs_floor_s'])} as run, "

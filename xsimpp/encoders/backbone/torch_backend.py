@@ -94,9 +94,13 @@ class Torch(Backend):
         super().__init__(path, spec)
         self._loaded: tuple | None = None
 
+    @property
+    def fixed(self) -> bool:
+        """Whether this backend's passes run at fixed shapes (``fixed_shapes``)."""
+        return fixed_shapes(self.spec.device, self.spec.autocast)
+
     def identity(self) -> Identity:
-        fixed = fixed_shapes(self.spec.device, self.spec.autocast)
-        shapes = f"-fixed-shapes-{self.spec.max_tokens}-tokens" if fixed else ""
+        shapes = f"-fixed-shapes-{self.spec.max_tokens}-tokens" if self.fixed else ""
         return Identity("torch-bf16-autocast" if self.spec.autocast else "torch-float32",
                         {"autocast": self.spec.autocast,
                          "numerics": numerics(self.spec.device, self.spec.autocast) + shapes})
@@ -132,10 +136,10 @@ class Torch(Backend):
     def batches(self, ids, specials, layers, max_tokens, batch_size):
         # at fixed shapes the budget decides the vectors, so it is the one the identity names (the
         # encoder's at construction), never a later value handed in here
-        budget = self.spec.max_tokens if fixed_shapes(self.spec.device, self.spec.autocast) else max_tokens
+        budget = self.spec.max_tokens if self.fixed else max_tokens
         return run_batches(self.model, ids, pad=pad_id(self.tokenizer), layers=layers, top=self.spec.layer,
                            device=self.spec.device, autocast=self.spec.autocast, max_tokens=budget,
-                           batch_size=batch_size)
+                           batch_size=batch_size, fixed=self.fixed)
 
     def pooled(self, h, att, pooling: str) -> np.ndarray:
         return pool_states(h, att, pooling).float().cpu().numpy()
@@ -148,7 +152,7 @@ class Torch(Backend):
         # at fixed shapes each width's last batch is filled up to full rows: encoded language by
         # language (~1 000 sentences, ~20 widths), FLORES-200 runs 1.73x the tokens it needs at 4 096
         # tokens a batch; pooled in chunks of 16 384, 1.04x (benchmarks/fixed_shape_padding.py)
-        return fixed_shapes(self.spec.device, self.spec.autocast)
+        return self.fixed
 
 
 def fixed_shapes(device: str, autocast: str | None = None) -> bool:
