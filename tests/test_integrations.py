@@ -73,3 +73,40 @@ def test_trainer_logs_xsim(minilm, tmp_path):
     assert evaluator.last_results.records[0].signature.encoder_revision.startswith("weights.")
     after = evaluator(model)
     assert isinstance(before, float) and 0 <= after["demo-dev[:40]_xsim_avg"] <= 100
+
+
+def test_a_trained_model_gives_the_same_vectors_in_memory_and_saved(minilm, tmp_path):
+    """A SentenceTransformer whose weights moved (a checkpoint in training) is encoded as `--encoder
+    sbert` encodes a folder: the evaluator's vectors are the saved checkpoint's, bit for bit, they
+    depend on no batch, and the model keeps its training mode. Through the model's own encode (its
+    batches padded to their longest sentence) the bits depended on the batch and differed from the
+    saved checkpoint's."""
+    import numpy as np
+    import torch
+
+    import xsimpp
+    from xsimpp.encoders.pyobject import PyObjectEncoder
+    from xsimpp.encoders.sbert import SBert
+    from xsimpp.integrations.sentence_transformers import XsimEvaluator
+
+    model = minilm()
+    torch.manual_seed(0)
+    with torch.no_grad():  # a step's worth of change, without a trainer
+        for p in model.parameters():
+            p.add_(1e-3 * torch.randn_like(p))
+    model.train()
+    lines = Demo().sentences("deu")[:40]
+    in_memory = PyObjectEncoder(model).encode(lines)
+    assert model.training
+    model.save(str(tmp_path / "ckpt"))
+    assert np.array_equal(SBert(model=str(tmp_path / "ckpt")).encode(lines), in_memory)
+    assert np.array_equal(PyObjectEncoder(model, batch_size=3).encode(lines[7:19]), in_memory[7:19])
+    assert "numerics" in PyObjectEncoder(model).config()
+    assert "numerics" not in PyObjectEncoder(model, encode_kwargs={"batch_size": 8}).config()
+
+    ev = XsimEvaluator("deu", dataset="demo", augmented="auto", limit=40)
+    metrics = ev(model)
+    saved = xsimpp.evaluate("sbert", "deu", options={"model": str(tmp_path / "ckpt")}, dataset="demo", augmented="auto",
+                            limit=40, cache=False)
+    assert [(r.metric, r.errors) for r in ev.last_results.records] == [(r.metric, r.errors) for r in saved.records]
+    assert metrics["demo-dev[:40]_xsimpp_avg"] == saved.records[1].value

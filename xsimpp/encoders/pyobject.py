@@ -20,7 +20,13 @@ cache and in signatures is stated, never guessed:
   printed structure (pooling, normalisation and sequence length show there).
 
 ``encode`` is called with the sentences only (plus ``encode_kwargs``), never with a language, so
-the object's output cannot depend on the language: it is cached language-agnostically.
+the object's output cannot depend on the language: it is cached language-agnostically. A
+``SentenceTransformer`` given without ``encode_kwargs`` (a checkpoint in training, as
+``XsimEvaluator`` sees it) is encoded as ``--encoder sbert`` encodes a folder
+(``sbert.encode_bucketed``: its own preprocess and module stack, each sentence at a width set by its
+own length), not through its ``encode``, whose batches pad to their longest sentence: its vectors
+then depend on no batch, and a checkpoint gives the same vectors in memory as saved and loaded with
+``--encoder sbert --model CKPT``; the config names the torch numerics, as sbert's does.
 """
 
 from __future__ import annotations
@@ -106,6 +112,9 @@ class PyObjectEncoder(VectorEncoder):
         self.encode_kwargs = dict(encode_kwargs or {})
         self.batch_size = batch_size
         self._given_revision = None if revision is None else str(revision)
+        # a SentenceTransformer without keywords of its own: encoded as sbert encodes (module docstring)
+        self.bucketed = (type(model).__name__ == "SentenceTransformer" and is_torch_module(model)
+                         and not self.encode_kwargs)
 
     @property
     def id(self) -> str:
@@ -140,10 +149,19 @@ class PyObjectEncoder(VectorEncoder):
             cfg["encode_kwargs"] = {k: repr(v) for k, v in sorted(self.encode_kwargs.items())}
         if is_torch_module(self.model):
             cfg["structure"] = hashlib.sha256(str(self.model).encode()).hexdigest()[:16]
+        if self.bucketed:
+            from .sbert import MAX_TOKENS, bucketed_numerics
+
+            cfg["numerics"] = bucketed_numerics(str(self.model.device), None, MAX_TOKENS)
         return cfg
 
     def encode(self, sentences: Sequence[str], *, lang: str | None = None,
                progress: Callable[[int], None] | None = None) -> np.ndarray:
+        if self.bucketed:
+            from .sbert import MAX_TOKENS, encode_bucketed
+
+            return encode_bucketed(self.model, sentences, device=str(self.model.device), autocast=None,
+                                   batch_size=self.batch_size, max_tokens=MAX_TOKENS, progress=progress)
         parts = []
         for start in range(0, len(sentences), self.batch_size):
             batch = list(sentences[start : start + self.batch_size])

