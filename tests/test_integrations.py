@@ -45,10 +45,7 @@ def test_trainer_logs_xsim(minilm, tmp_path):
     pytest.importorskip("accelerate", reason="SentenceTransformerTrainer needs accelerate (the st-train extra)")
     from datasets import Dataset
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
-    try:
-        from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
-    except ImportError:  # sentence-transformers < 5.2
-        from sentence_transformers.losses import MultipleNegativesRankingLoss
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
     from xsimpp.integrations.sentence_transformers import XsimEvaluator
 

@@ -33,14 +33,11 @@ from ..results import Results
 from ..tasks.registry import task
 from ..tasks.runner import RunOptions, prepare, run_prepared
 
-try:  # sentence-transformers >= 5.2 moved the evaluators; older releases keep them here
+try:
     from sentence_transformers.sentence_transformer.evaluation import SentenceEvaluator
-except ImportError:  # pragma: no cover - depends on the installed release
-    try:
-        from sentence_transformers.evaluation import SentenceEvaluator
-    except ImportError:
-        raise MissingResourceError("XsimEvaluator needs sentence-transformers: pip install 'sentence-transformers>=3.0'"
-                                   ) from None
+except ImportError:
+    raise MissingResourceError("XsimEvaluator needs sentence-transformers: pip install 'sentence-transformers>=6.0'"
+                               ) from None
 
 log = logging.getLogger(__name__)
 
