@@ -182,8 +182,8 @@ class SBert(VectorEncoder):
 
 
 def embedding_dim(model) -> int:
-    get = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-    return int(get())
+    """The width of a ``SentenceTransformer``'s vectors."""
+    return int(model.get_embedding_dimension())
 
 
 def bucketed_numerics(device: str, autocast: str | None, max_tokens: int) -> str:

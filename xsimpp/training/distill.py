@@ -137,7 +137,7 @@ class Student:
 
     def __init__(self, model_path: str, cfg: DistillConfig):
         from ..encoders.base import loading_model
-        from ..encoders.sbert import bundled_folder
+        from ..encoders.sbert import bundled_folder, embedding_dim
         from ..encoders.backbone.models import n_layers, resolve_model_dir
 
         folder = bundled_folder(model_path)
@@ -154,8 +154,7 @@ class Student:
             with loading_model(ADAPTER, self.folder):
                 self.model = SentenceTransformer(str(self.folder), device="cpu", trust_remote_code=False)
             self.model.max_seq_length = min(cfg.max_length, self.model.max_seq_length or cfg.max_length)
-            get = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
-            self.dim = int(get())
+            self.dim = embedding_dim(self.model)
         else:
             _, self.tokenizer, self.model = load_base(str(self.folder), ADAPTER)
             self.layer = n_layers(self.model)
@@ -163,8 +162,7 @@ class Student:
 
     def vectors(self, texts: Sequence[str], device: str):
         if self.kind == "sbert":
-            prep = getattr(self.model, "preprocess", None) or self.model.tokenize  # renamed in sentence-transformers 6
-            feats = prep(list(texts))
+            feats = self.model.preprocess(list(texts))
             feats = {k: v.to(device) if hasattr(v, "to") else v for k, v in feats.items()}
             return self.model(feats)["sentence_embedding"]
         from .mnr import mean_pooled
