@@ -50,6 +50,12 @@ def is_torch_module(obj) -> bool:
     return isinstance(obj, torch.nn.Module)
 
 
+def is_sentence_transformer(obj) -> bool:
+    """Whether ``obj`` is a sentence-transformers ``SentenceTransformer`` (read from its class name, so
+    that an object of another library never imports sentence-transformers)."""
+    return type(obj).__name__ == "SentenceTransformer" and is_torch_module(obj)
+
+
 def as_array(out, n: int, who: str) -> np.ndarray:
     """An encoder's output (numpy array, torch tensor, list or generator of vectors) as (n, dim)
     float32; anything else (text, a dict, vectors of different lengths) is refused naming ``who``."""
@@ -81,7 +87,7 @@ def adopt_named(model: Any):
     """The named adapter for an object that wraps weights a named adapter loads (a
     ``SentenceTransformer`` built from the bundled MiniLM or a local folder, weights unchanged), so
     one model has one identity and one cache whichever way it is given; None for anything else."""
-    if type(model).__name__ != "SentenceTransformer" or not is_torch_module(model):
+    if not is_sentence_transformer(model):
         return None
     from .sbert import SBert
 
@@ -113,8 +119,7 @@ class PyObjectEncoder(VectorEncoder):
         self.batch_size = batch_size
         self._given_revision = None if revision is None else str(revision)
         # a SentenceTransformer without keywords of its own: encoded as sbert encodes (module docstring)
-        self.bucketed = (type(model).__name__ == "SentenceTransformer" and is_torch_module(model)
-                         and not self.encode_kwargs)
+        self.bucketed = is_sentence_transformer(model) and not self.encode_kwargs
 
     @property
     def id(self) -> str:
